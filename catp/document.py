@@ -1,0 +1,86 @@
+"""The one document model that flows through every stage.
+
+decode -> segment -> annotate -> score -> select -> render
+
+Each stage reads a `Document` and fills in one more field. Offsets are always
+Python character offsets into `Document.text` (the decoded input, unchanged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class UnitKind(str, Enum):
+    """What a unit of text is; headings, list items and table rows are units too."""
+
+    SENTENCE = "sentence"
+    CLAUSE = "clause"
+    HEADING = "heading"
+    LIST_ITEM = "list_item"
+    TABLE_ROW = "table_row"
+
+
+class Action(str, Enum):
+    """What an annotation asks the selector to do with the text it covers."""
+
+    PROTECT = "protect"  # keep; report if the budget forces it out
+    DELETE = "delete"  # boilerplate: never keep
+    BOOST = "boost"  # raise the score, but not protected
+
+
+@dataclass(slots=True)
+class Unit:
+    """The smallest piece the selector keeps or drops: a clause, heading or row."""
+
+    index: int
+    start: int
+    end: int
+    kind: UnitKind
+    sentence: int  # index of the sentence (or heading/row) this clause belongs to
+    tokens: int = 0  # cost in the budget tokenizer, set by `tokens.TokenCounter.cost_units`
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A labelled character range emitted by a rule."""
+
+    start: int
+    end: int
+    category: str  # e.g. "number", "date", "negation", "boilerplate", "heading"
+    rule_id: str
+    priority: int  # higher wins when the budget is short
+    action: Action = Action.PROTECT
+
+
+@dataclass(slots=True)
+class Decision:
+    """Why a unit was kept or dropped."""
+
+    kept: bool
+    reasons: list[str] = field(default_factory=list)  # rule ids, or "score"
+    priority: int = 0
+    score: float = 0.0
+
+
+@dataclass(slots=True)
+class Document:
+    """Decoded text plus everything the stages have learned about it."""
+
+    text: str
+    lang: str = "en"  # "en" or "zh": the dominant language
+    domain: str = "general"
+    encoding: str | None = None
+    units: list[Unit] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    # per-unit, filled by annotate: strongest protecting priority and the rule ids behind it
+    unit_priority: list[int] = field(default_factory=list)
+    unit_rules: list[list[str]] = field(default_factory=list)
+    unit_deleted: list[bool] = field(default_factory=list)
+    scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
+    decisions: list[Decision] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def unit_text(self, unit: Unit) -> str:
+        return self.text[unit.start : unit.end]

@@ -1,0 +1,29 @@
+"""The `Scorer` protocol: rank the units that the rules left undecided."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from catp.document import Document
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Give each candidate unit a score; higher means more worth keeping.
+
+    `candidates` holds only the unit indices the rules have not already decided
+    (not protected, not deleted). A scorer must return a score for each of them
+    and must be deterministic. `budget_tokens` lets a costly scorer stop early.
+    """
+
+    name: str
+
+    def score(
+        self,
+        doc: Document,
+        candidates: Sequence[int],
+        *,
+        question: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> dict[int, float]: ...
