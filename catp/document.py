@@ -78,9 +78,13 @@ class Document:
     unit_priority: list[int] = field(default_factory=list)
     unit_rules: list[list[str]] = field(default_factory=list)
     unit_deleted: list[bool] = field(default_factory=list)
+    unit_boost: list[int] = field(default_factory=list)  # strongest `boost` rule priority
     scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
     decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    budget: int = 0
+    started: float = 0.0  # perf_counter() when pruning began
 
     def unit_text(self, unit: Unit) -> str:
         return self.text[unit.start : unit.end]

@@ -1,0 +1,5 @@
+"""Segment a document into units: headings, table rows, list items, sentences and clauses."""
+
+from catp.segment.splitter import Segmenter, segment
+
+__all__ = ["Segmenter", "segment"]

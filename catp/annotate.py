@@ -1,0 +1,82 @@
+"""Run rules over a segmented document: labelled spans, then per-unit priorities."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from catp.document import Action, Document, Span, Unit
+from catp.rules.context import MatchContext
+from catp.rules.registry import RuleRegistry
+
+
+def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
+             langs: set[str], regex_timeout: float = 2.0) -> Document:
+    ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout)
+    spans: list[Span] = []
+    for compiled in registry.for_langs(langs):
+        found: list[Span] = []
+        try:
+            found.extend(compiled.matcher.spans(ctx))
+        except TimeoutError:
+            doc.warnings.append(f"rule {compiled.rule.id!r} ({compiled.path}:{compiled.line}) hit its "
+                                f"{regex_timeout:g}s regex timeout on this document and was skipped")
+            continue
+        spans.extend(found)
+    spans.sort(key=lambda s: (s.start, s.end, s.rule_id))
+    doc.spans = spans
+    _split_at_deletions(doc)
+    _unit_priorities(doc)
+    return doc
+
+
+def _split_at_deletions(doc: Document) -> None:
+    """Boilerplate spans become units of their own, so deleting them cuts nothing else."""
+    cuts = sorted({p for s in doc.spans if s.action is Action.DELETE for p in (s.start, s.end)})
+    if not cuts:
+        return
+    text = doc.text
+    units: list[Unit] = []
+    for unit in doc.units:
+        lo, hi = bisect_right(cuts, unit.start), bisect_left(cuts, unit.end)
+        edges = [unit.start, *cuts[lo:hi], unit.end]
+        first = True
+        for a, b in zip(edges, edges[1:]):
+            while a < b and text[a].isspace():
+                a += 1
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            if a < b:
+                units.append(Unit(len(units), a, b, unit.kind if first else unit.kind.CLAUSE, unit.sentence))
+                first = False
+    doc.units = units
+
+
+def _unit_priorities(doc: Document) -> None:
+    n = len(doc.units)
+    starts = [u.start for u in doc.units]
+    priority = [0] * n
+    rules: list[list[str]] = [[] for _ in range(n)]
+    deleted = [False] * n
+    boost = [0] * n
+    for span in doc.spans:
+        first = max(bisect_right(starts, span.start) - 1, 0)
+        for i in range(first, n):
+            unit = doc.units[i]
+            if unit.start >= span.end:
+                break
+            if unit.end <= span.start:
+                continue
+            if span.action is Action.DELETE:
+                if span.start <= unit.start and unit.end <= span.end:
+                    deleted[i] = True
+                continue
+            if span.rule_id not in rules[i]:
+                rules[i].append(span.rule_id)
+            if span.action is Action.PROTECT:
+                priority[i] = max(priority[i], span.priority)
+            else:
+                boost[i] = max(boost[i], span.priority)
+    for i in range(n):
+        if deleted[i]:
+            priority[i] = 0
+    doc.unit_priority, doc.unit_rules, doc.unit_deleted, doc.unit_boost = priority, rules, deleted, boost

@@ -1,0 +1,82 @@
+"""bytes -> text: detect the encoding, reject what is not text, enforce size limits."""
+
+from __future__ import annotations
+
+import codecs
+
+from catp.errors import InputError
+
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+# Chinese legacy encodings: GB18030 is a superset of GBK and GB2312.
+_ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030", "ascii": "utf-8"}
+
+
+def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                 source: str = "input") -> tuple[str, str]:
+    """Return (text, encoding). Raises InputError for empty, binary, oversized or undecodable input."""
+    if len(data) > max_bytes:
+        raise InputError(f"{source}: {len(data):,} bytes is over the size limit of {max_bytes:,} bytes (raise it with --max-bytes)")
+    if not data.strip():
+        raise InputError(f"{source}: the input is empty")
+    if encoding:
+        try:
+            return _clean(data.decode(encoding), source), encoding
+        except (LookupError, UnicodeDecodeError) as exc:
+            raise InputError(f"{source}: cannot decode as {encoding}: {exc}") from exc
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            try:
+                return _clean(data.decode(name), source), name
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{source}: has a {name} byte-order mark but does not decode: {exc}") from exc
+    try:
+        return _clean(data.decode("utf-8"), source), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    if b"\x00" in data:
+        raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); give --encoding if it is text")
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is None:
+        raise InputError(f"{source}: looks binary or uses an unknown encoding; give --encoding")
+    name = _ALIASES.get(best.encoding.lower().replace("-", ""), best.encoding)
+    try:
+        return _clean(data.decode(name), source), name
+    except (LookupError, UnicodeDecodeError):
+        return _clean(str(best), source), best.encoding
+
+
+def _clean(text: str, source: str) -> str:
+    """Text stays exactly as decoded (offsets refer to it), but NUL-riddled text is refused."""
+    if not text.strip():
+        raise InputError(f"{source}: the input is empty")
+    nul = text.count("\x00")
+    if nul and nul > len(text) // 100:
+        raise InputError(f"{source}: looks binary ({nul} NUL characters)")
+    return text
+
+
+def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, str]:
+    """Read a file (or '-' for stdin) and decode it."""
+    import os
+    import sys
+
+    if path == "-":
+        data = sys.stdin.buffer.read(max_bytes + 1)
+        return decode_bytes(data, encoding=encoding, max_bytes=max_bytes, source="<stdin>")
+    try:
+        size = os.path.getsize(path)
+        if size > max_bytes:
+            raise InputError(f"{path}: {size:,} bytes is over the size limit of {max_bytes:,} bytes (raise it with --max-bytes)")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except IsADirectoryError as exc:
+        raise InputError(f"{path}: is a directory") from exc
+    except FileNotFoundError as exc:
+        raise InputError(f"{path}: no such file") from exc
+    except PermissionError as exc:
+        raise InputError(f"{path}: permission denied") from exc
+    return decode_bytes(data, encoding=encoding, max_bytes=max_bytes, source=path)

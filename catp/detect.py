@@ -1,0 +1,45 @@
+"""Detect a document's languages and domain (for `--domain auto`)."""
+
+from __future__ import annotations
+
+import regex
+
+from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file
+
+_HAN = regex.compile(r"\p{Han}")
+_LATIN = regex.compile(r"[A-Za-z]")
+_SAMPLE = 60_000
+
+
+def _sample(text: str) -> str:
+    if len(text) <= _SAMPLE:
+        return text
+    third = _SAMPLE // 3
+    mid = len(text) // 2
+    return text[:third] + text[mid : mid + third] + text[-third:]
+
+
+def detect_langs(text: str) -> tuple[str, set[str]]:
+    """(dominant language, languages present) — "zh" and/or "en"."""
+    sample = _sample(text)
+    han = len(_HAN.findall(sample))
+    latin_words = len(_LATIN.findall(sample)) / 5  # about five letters a word
+    total = han + latin_words
+    if total == 0:
+        return "en", {"en"}
+    langs = {lang for lang, n in (("zh", han), ("en", latin_words)) if n / total >= 0.05}
+    return ("zh" if han >= latin_words else "en"), langs or {"en"}
+
+
+_KEYWORDS: dict[str, list[str]] | None = None
+
+
+def detect_domain(text: str) -> str:
+    """The built-in domain whose detection keywords occur most often, else "general"."""
+    global _KEYWORDS
+    if _KEYWORDS is None:
+        _KEYWORDS = {d: load_file(builtin_path(d)).ruleset.detect.keywords for d in BUILTIN_DOMAINS}
+    sample = _sample(text).lower()
+    counts = {d: sum(sample.count(k.lower()) for k in kws) for d, kws in _KEYWORDS.items()}
+    best = max(counts, key=lambda d: (counts[d], d))
+    return best if counts[best] > 0 else "general"

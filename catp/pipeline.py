@@ -1,0 +1,225 @@
+"""`Pruner`: decode -> segment -> annotate -> score -> select -> render, reusable across documents."""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from fractions import Fraction
+from pathlib import Path
+
+from catp.annotate import annotate
+from catp.decode import decode_bytes
+from catp.detect import detect_domain, detect_langs
+from catp.document import Decision, Document
+from catp.errors import BudgetError, InputError
+from catp.render import extract_text, kept_spans, protected_report
+from catp.result import KeptSpan, PruneResult, PruneStats
+from catp.rules.loader import resolve
+from catp.rules.registry import RuleRegistry
+from catp.scoring.base import Scorer
+from catp.scoring.registry import build_scorer
+from catp.segment import segment
+from catp.select import rank, select
+from catp.tokens import TokenCounter, load_token_counter
+
+DEFAULT_GAP_MARKER = " … "
+
+
+def parse_ratio(value: str | float) -> float:
+    """'1/6', '0.25' or 0.25 -> float in (0, 1]."""
+    try:
+        ratio = float(Fraction(str(value).strip()))
+    except (ValueError, ZeroDivisionError) as exc:
+        raise BudgetError(f"invalid ratio {value!r}; use a fraction like 1/6 or a decimal like 0.25") from exc
+    if not 0 < ratio <= 1:
+        raise BudgetError(f"ratio must be in (0, 1], got {value!r}")
+    return ratio
+
+
+class Pruner:
+    """Loads rules, tokenizer and scorer once; `prune()` many documents."""
+
+    def __init__(self, domain: str | None = None, rules: list[str | Path] | tuple = (),
+                 tokenizer: str | TokenCounter | None = None, scorer: str | Scorer | None = "lexical",
+                 gap_marker: str = DEFAULT_GAP_MARKER, *, cue_window_tokens: int | None = None,
+                 regex_timeout: float = 2.0, question_share: float = 0.5, scorer_options: dict | None = None) -> None:
+        self.domain = None if domain in (None, "auto") else domain
+        self.extra_rules = [str(r) for r in rules]
+        self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
+        self.scorer = build_scorer(scorer, **(scorer_options or {}))
+        self.gap_marker = gap_marker
+        self.gap_tokens = self.tokens.count(gap_marker)
+        self.cue_window_tokens = cue_window_tokens
+        self.regex_timeout = regex_timeout
+        self.question_share = question_share
+        self._registries: dict[str, RuleRegistry] = {}
+        if self.domain is not None:
+            self.registry(self.domain)  # fail fast on bad rule files
+
+    def registry(self, domain: str) -> RuleRegistry:
+        if domain not in self._registries:
+            self._registries[domain] = RuleRegistry(resolve(domain, self.extra_rules),
+                                                    cue_window_tokens=self.cue_window_tokens)
+        return self._registries[domain]
+
+    def prune_bytes(self, data: bytes, *, encoding: str | None = None, **kwargs) -> PruneResult:
+        text, used = decode_bytes(data, encoding=encoding)
+        return self.prune(text, encoding=used, **kwargs)
+
+    def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
+              question: str | None = None, encoding: str | None = None,
+              explain: bool = False) -> PruneResult:
+        doc = self.analyse(text, question=question, encoding=encoding, budget=budget, ratio=ratio)
+        return self._finish(doc, explain=explain)
+
+    def analyse(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
+                question: str | None = None, encoding: str | None = None) -> Document:
+        """Run every stage and return the Document (with decisions) — for evals and `--format html`."""
+        if not isinstance(text, str):
+            raise InputError("text must be a str (decode bytes with Pruner.prune_bytes)")
+        if not text.strip():
+            raise InputError("the input is empty")
+        started = time.perf_counter()
+        lang, langs = detect_langs(text)
+        domain = self.domain or detect_domain(text)
+        doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
+        token_starts = self.tokens.token_starts(text)
+        doc_budget = self._budget(len(token_starts), budget, ratio)
+        segment(doc)
+        annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout)
+        _cost_units(doc, token_starts)
+        self._score(doc, question, doc_budget)
+        kept = self._select(doc, doc_budget, question)
+        doc.decisions = [
+            Decision(kept=k, reasons=(doc.unit_rules[i] or ["score"]) if k else [],
+                     priority=doc.unit_priority[i], score=doc.scores.get(i, 0.0))
+            for i, k in enumerate(kept)
+        ]
+        doc.input_tokens, doc.budget, doc.started = len(token_starts), doc_budget, started
+        return doc
+
+    # -- stages ------------------------------------------------------------------------------
+
+    def _budget(self, input_tokens: int, budget: int | None, ratio: float | str | None) -> int:
+        if budget is not None and ratio is not None:
+            raise BudgetError("give a budget or a ratio, not both")
+        if budget is not None:
+            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+                raise BudgetError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
+            return budget
+        if ratio is None:
+            raise BudgetError("give a budget (tokens) or a ratio (e.g. 1/6)")
+        return int(parse_ratio(ratio) * input_tokens)
+
+    def _score(self, doc: Document, question: str | None, budget: int) -> None:
+        if question:
+            candidates = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
+        else:
+            candidates = [i for i in range(len(doc.units))
+                          if not doc.unit_deleted[i] and doc.unit_priority[i] == 0]
+        doc.scores = self.scorer.score(doc, candidates, question=question or None, budget_tokens=budget)
+        for i in range(len(doc.units)):  # protected units: facts per token break ties
+            if i not in doc.scores and doc.unit_priority[i] > 0:
+                doc.scores[i] = len(doc.unit_rules[i]) / 10.0
+
+    def _select(self, doc: Document, budget: int, question: str | None) -> list[bool]:
+        total = sum(u.tokens for u in doc.units)
+        if total + 0 <= budget and self.tokens.count(doc.text) <= budget:
+            return [True] * len(doc.units)
+        if question:
+            selection = _question_first(doc, budget, self.gap_tokens, self.question_share)
+        else:
+            selection = select(doc, budget, self.gap_tokens)
+        kept = selection.kept
+        while True:  # the estimate is per unit; the exact count decides
+            spans = kept_spans(doc, kept)
+            over = self.tokens.count(extract_text(doc, spans, self.gap_marker)) - budget
+            if over <= 0:
+                return kept
+            removed = 0
+            while removed < over and selection.added:
+                i = selection.added.pop()
+                kept[i] = False
+                removed += max(doc.units[i].tokens, 1)
+
+    def _finish(self, doc: Document, *, explain: bool) -> PruneResult:
+        input_tokens, budget, started = doc.input_tokens, doc.budget, doc.started
+        kept = [d.kept for d in doc.decisions]
+        if all(kept):
+            spans = [KeptSpan(start=0, end=len(doc.text), reasons=["within budget"])]
+            text = doc.text
+        else:
+            spans = kept_spans(doc, kept)
+            text = extract_text(doc, spans, self.gap_marker)
+        dropped, per_category = protected_report(doc, spans)
+        warnings = list(doc.warnings)
+        if dropped:
+            cats = {}
+            for d in dropped:
+                cats[d.category] = cats.get(d.category, 0) + 1
+            summary = ", ".join(f"{c}: {n}" for c, n in sorted(cats.items()))
+            warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary})")
+        output_tokens = self.tokens.count(text)
+        stats = PruneStats(
+            input_tokens=input_tokens, output_tokens=output_tokens, budget=budget,
+            ratio=round(output_tokens / input_tokens, 6) if input_tokens else 1.0,
+            tokenizer=self.tokens.name, elapsed_s=round(time.perf_counter() - started, 6), lang=doc.lang,
+            domain=doc.domain, encoding=doc.encoding, scorer=getattr(self.scorer, "name", type(self.scorer).__name__),
+            units_total=len(doc.units), units_kept=sum(kept), per_category=per_category,
+        )
+        return PruneResult(text=text, gap_marker=self.gap_marker, kept=spans, dropped_protected=dropped,
+                           warnings=warnings, stats=stats)
+
+
+def _cost_units(doc: Document, token_starts: list[int]) -> None:
+    """Each unit owns the tokens that start in it or in the whitespace before it."""
+    ends = [u.end for u in doc.units]
+    counts = [0] * len(ends)
+    for start in token_starts:
+        i = bisect_left(ends, start + 1)
+        if i < len(counts):
+            counts[i] += 1
+    for unit, n in zip(doc.units, counts):
+        unit.tokens = n
+
+
+def _question_first(doc: Document, budget: int, gap_tokens: int, share: float):
+    """With a question: the most question-relevant units take up to `share` of the budget first."""
+    from catp.select import Selection
+
+    n = len(doc.units)
+    kept = [False] * n
+    selection = Selection(kept)
+    used = 0
+    by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i]),
+                          key=lambda i: (-doc.scores.get(i, 0.0), i))
+    limit = int(budget * share)
+    for phase, order in ((limit, by_relevance), (budget, rank(doc))):
+        for i in order:
+            if kept[i]:
+                continue
+            joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
+            cost = doc.units[i].tokens + gap_tokens * (1 - joins)
+            if used + cost <= phase:
+                kept[i] = True
+                used += cost
+                selection.added.append(i)
+    return selection
+
+
+def prune(text: str, *, domain: str | None = None, budget: int | None = None, ratio: float | str | None = None,
+          rules: list[str | Path] | tuple | None = None, tokenizer: str | None = None, question: str | None = None,
+          scorer: str | Scorer | None = None) -> PruneResult:
+    """One-shot pruning. For many documents, build a `Pruner` once and reuse it."""
+    pruner = _cached_pruner(domain, tuple(rules or ()), tokenizer, scorer)
+    return pruner.prune(text, budget=budget, ratio=ratio, question=question)
+
+
+_PRUNERS: dict[tuple, Pruner] = {}
+
+
+def _cached_pruner(domain, rules, tokenizer, scorer) -> Pruner:
+    key = (domain, rules, tokenizer, scorer if isinstance(scorer, (str, type(None))) else id(scorer))
+    if key not in _PRUNERS:
+        _PRUNERS[key] = Pruner(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer or "lexical")
+    return _PRUNERS[key]

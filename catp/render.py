@@ -1,0 +1,83 @@
+"""Render a selection: the extract text, kept spans with reasons, dropped protected content."""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+
+from catp.document import Action, Document
+from catp.result import DroppedProtected, KeptSpan, PruneResult
+from catp.select import runs
+
+
+def kept_spans(doc: Document, kept: list[bool]) -> list[KeptSpan]:
+    out = []
+    for first, last in runs(kept):
+        reasons: list[str] = []
+        for i in range(first, last + 1):
+            for rule_id in doc.unit_rules[i] or ["score"]:
+                if rule_id not in reasons:
+                    reasons.append(rule_id)
+        out.append(KeptSpan(start=doc.units[first].start, end=doc.units[last].end, reasons=reasons))
+    return out
+
+
+def extract_text(doc: Document, spans: list[KeptSpan], gap_marker: str) -> str:
+    return gap_marker.join(doc.text[s.start : s.end] for s in spans)
+
+
+def protected_report(doc: Document, spans: list[KeptSpan]) -> tuple[list[DroppedProtected], dict]:
+    """Which protected spans did not survive, and found/kept/dropped counts per category."""
+    starts = [s.start for s in spans]
+    from bisect import bisect_right
+
+    def inside(a: int, b: int) -> bool:
+        i = bisect_right(starts, a) - 1
+        return i >= 0 and spans[i].end >= b
+
+    dropped: list[DroppedProtected] = []
+    per_category: dict[str, dict[str, int]] = defaultdict(lambda: {"found": 0, "kept": 0, "dropped": 0})
+    for span in doc.spans:
+        if span.action is not Action.PROTECT:
+            continue
+        counts = per_category[span.category]
+        counts["found"] += 1
+        if inside(span.start, span.end):
+            counts["kept"] += 1
+        else:
+            counts["dropped"] += 1
+            dropped.append(DroppedProtected(start=span.start, end=span.end, text=doc.text[span.start : span.end],
+                                            category=span.category, rule_id=span.rule_id,
+                                            priority=span.priority))
+    return dropped, dict(sorted(per_category.items()))
+
+
+def to_html(doc: Document, result: PruneResult) -> str:
+    """The whole document, kept text highlighted, reasons on hover."""
+    parts = [
+        "<!doctype html><meta charset='utf-8'><title>catp</title><style>"
+        "body{font-family:sans-serif;max-width:60em;margin:2em auto;white-space:pre-wrap;line-height:1.5}"
+        ".kept{background:#d4f7d4}.drop{color:#999;text-decoration:line-through}"
+        ".del{color:#c66;text-decoration:line-through}header{white-space:normal;margin-bottom:1em}</style>",
+        f"<header><b>catp</b>: {result.stats.input_tokens} → {result.stats.output_tokens} tokens "
+        f"(budget {result.stats.budget}, {result.stats.tokenizer}); "
+        f"{len(result.dropped_protected)} protected spans dropped.</header><div>",
+    ]
+    cursor = 0
+    text = doc.text
+    for i, unit in enumerate(doc.units):
+        parts.append(html.escape(text[cursor : unit.start]))
+        decision = doc.decisions[i] if i < len(doc.decisions) else None
+        chunk = html.escape(text[unit.start : unit.end])
+        if decision and decision.kept:
+            title = html.escape(", ".join(decision.reasons), quote=True)
+            parts.append(f"<span class='kept' title='{title}'>{chunk}</span>")
+        elif doc.unit_deleted[i]:
+            parts.append(f"<span class='del' title='boilerplate'>{chunk}</span>")
+        else:
+            title = html.escape(", ".join(doc.unit_rules[i]) or "low score", quote=True)
+            parts.append(f"<span class='drop' title='dropped: {title}'>{chunk}</span>")
+        cursor = unit.end
+    parts.append(html.escape(text[cursor:]))
+    parts.append("</div>")
+    return "".join(parts)

@@ -1,0 +1,54 @@
+"""What matchers may read about a document besides its text."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+from catp.document import Document
+
+
+@dataclass
+class MatchContext:
+    doc: Document
+    token_starts: list[int]
+    regex_timeout: float = 2.0
+    warnings: list[str] = field(default_factory=list)
+    _lowered: str | None = None
+    _clause_ends: list[int] | None = None
+    _sentence_ends: list[int] | None = None
+
+    @property
+    def text(self) -> str:
+        return self.doc.text
+
+    @property
+    def lowered(self) -> str:
+        """Lower-cased text with the same length (offsets stay valid)."""
+        if self._lowered is None:
+            low = self.doc.text.lower()
+            self._lowered = low if len(low) == len(self.doc.text) else "".join(
+                c if len(c.lower()) != 1 else c.lower() for c in self.doc.text)
+        return self._lowered
+
+    def clause_end(self, offset: int) -> int:
+        if self._clause_ends is None:
+            self._clause_ends = [u.end for u in self.doc.units]
+        i = bisect_left(self._clause_ends, offset + 1)
+        return self._clause_ends[i] if i < len(self._clause_ends) else len(self.text)
+
+    def sentence_end(self, offset: int) -> int:
+        if self._sentence_ends is None:
+            units = self.doc.units
+            self._sentence_ends = [u.end for i, u in enumerate(units)
+                                   if i + 1 == len(units) or units[i + 1].sentence != u.sentence]
+        i = bisect_left(self._sentence_ends, offset + 1)
+        return self._sentence_ends[i] if i < len(self._sentence_ends) else len(self.text)
+
+    def line_end(self, offset: int) -> int:
+        end = self.text.find("\n", offset)
+        return len(self.text) if end == -1 else end
+
+    def token_window_end(self, offset: int, n_tokens: int) -> int:
+        i = bisect_left(self.token_starts, offset) + n_tokens
+        return self.token_starts[i] if i < len(self.token_starts) else len(self.text)

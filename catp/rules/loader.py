@@ -1,0 +1,124 @@
+"""Load rule files (YAML, `safe_load` only) into validated `RuleSet`s with file:line errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from catp.errors import RuleError
+from catp.rules.schema import RuleSet
+
+BUILTIN_DOMAINS = ("legal", "finance", "medical")
+
+
+@dataclass(frozen=True)
+class LoadedRuleSet:
+    """A rule set plus where each rule came from (for error messages and `rules explain`)."""
+
+    ruleset: RuleSet
+    path: str
+    lines: dict[str, int]  # rule id -> line number in the file
+
+
+def builtin_rules_dir() -> Path:
+    """rules/ in a source checkout; the copy packaged as catp/_rules in a wheel."""
+    source = Path(__file__).resolve().parents[2] / "rules"
+    if (source / "common.yaml").is_file():
+        return source
+    return Path(str(resources.files("catp") / "_rules"))
+
+
+def builtin_path(name: str) -> Path:
+    return builtin_rules_dir() / f"{name}.yaml"
+
+
+def load_file(path: str | Path) -> LoadedRuleSet:
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise RuleError("no such rule file", path=str(path)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(f"cannot read rule file: {exc}", path=str(path)) from exc
+    return load_text(raw, str(path))
+
+
+def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
+    try:
+        root = yaml.compose(raw, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(raw)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise RuleError(f"invalid YAML: {exc.problem or exc}", path=path, line=line) from exc
+    except yaml.YAMLError as exc:
+        raise RuleError(f"invalid YAML: {exc}", path=path) from exc
+    if not isinstance(data, dict):
+        raise RuleError("a rule file must be a mapping with 'name' and 'rules'", path=path, line=1)
+    rule_lines = _rule_lines(root)
+    try:
+        ruleset = RuleSet.model_validate(data)
+    except ValidationError as exc:
+        raise _explain(exc, data, rule_lines, path) from None
+    lines: dict[str, int] = {}
+    for index, rule in enumerate(ruleset.rules):
+        line = rule_lines[index] if index < len(rule_lines) else None
+        if rule.id in lines:
+            raise RuleError(f"duplicate rule id (first defined on line {lines[rule.id]})", path=path,
+                            line=line, rule_id=rule.id)
+        lines[rule.id] = line or 0
+    return LoadedRuleSet(ruleset, path, lines)
+
+
+def _rule_lines(root) -> list[int]:
+    """Line number of each item of the top-level `rules:` sequence."""
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    for key, value in root.value:
+        if getattr(key, "value", None) == "rules" and isinstance(value, yaml.SequenceNode):
+            return [item.start_mark.line + 1 for item in value.value]
+    return []
+
+
+def _explain(exc: ValidationError, data: dict, rule_lines: list[int], path: str) -> RuleError:
+    err = exc.errors()[0]
+    loc = err["loc"]
+    rule_id = line = None
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
+        index = loc[1]
+        line = rule_lines[index] if index < len(rule_lines) else None
+        item = (data.get("rules") or [None])[index] if index < len(data.get("rules") or []) else None
+        if isinstance(item, dict):
+            rule_id = item.get("id") or f"#{index + 1} (no id)"
+        field = ".".join(str(p) for p in loc[2:] if not isinstance(p, int) or p != loc[1])
+    else:
+        field = ".".join(str(p) for p in loc)
+    where = f"field '{field}': " if field else ""
+    return RuleError(f"{where}{err['msg']}", path=path, line=line, rule_id=rule_id)
+
+
+def resolve(domain: str | None, extra: list[str | Path] | tuple = ()) -> list[LoadedRuleSet]:
+    """common.yaml, then the domain's built-in set, then the user's files; ids must be unique."""
+    files: list[str | Path] = [builtin_path("common")]
+    if domain and domain not in ("general", "auto"):
+        if domain not in BUILTIN_DOMAINS:
+            raise RuleError(f"unknown domain {domain!r}; choose one of {', '.join(BUILTIN_DOMAINS)} or auto")
+        files.append(builtin_path(domain))
+    files.extend(extra)
+    loaded = [load_file(f) for f in files]
+    check_unique_ids(loaded)
+    return loaded
+
+
+def check_unique_ids(loaded: list[LoadedRuleSet]) -> None:
+    seen: dict[str, str] = {}
+    for item in loaded:
+        for rule in item.ruleset.rules:
+            if rule.id in seen:
+                raise RuleError(f"duplicate rule id, also defined in {seen[rule.id]}", path=item.path,
+                                line=item.lines.get(rule.id), rule_id=rule.id)
+            seen[rule.id] = item.path

@@ -1,0 +1,193 @@
+"""Matchers turn one rule into spans over a document. One class per rule kind,
+found through `MATCHERS` (add a kind with `@register_matcher("kind")`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import regex
+
+from catp.document import Action, Span, UnitKind
+from catp.errors import RuleError
+from catp.rules.context import MatchContext
+from catp.rules.schema import CueWindowRule, HeadingRule, PhraseRule, PosRule, RegexRule
+
+MATCHERS: dict[str, type[Matcher]] = {}
+
+
+def register_matcher(kind: str) -> Callable[[type[Matcher]], type[Matcher]]:
+    def wrap(cls: type[Matcher]) -> type[Matcher]:
+        MATCHERS[kind] = cls
+        return cls
+
+    return wrap
+
+
+def compile_regex(pattern: str, flags: list[str], *, where: dict) -> regex.Pattern:
+    value = regex.V0
+    for name in flags:
+        value |= getattr(regex, name)
+    try:
+        return regex.compile(pattern, value)
+    except regex.error as exc:
+        raise RuleError(f"invalid regex: {exc}", **where) from exc
+
+
+class Matcher:
+    """Base class: `spans(ctx)` yields the rule's spans over `ctx.doc`."""
+
+    def __init__(self, rule, where: dict) -> None:
+        self.rule = rule
+        self.action = Action(rule.action)
+
+    def applies(self, lang: str) -> bool:
+        return lang in self.rule.lang
+
+    def spans(self, ctx: MatchContext) -> Iterator[Span]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def span(self, start: int, end: int) -> Span:
+        r = self.rule
+        return Span(start, end, r.category, r.id, r.priority, self.action)
+
+
+@register_matcher("regex")
+class RegexMatcher(Matcher):
+    def __init__(self, rule: RegexRule, where: dict) -> None:
+        super().__init__(rule, where)
+        self.pattern = compile_regex(rule.pattern, rule.flags, where=where)
+        if isinstance(rule.group, int) and rule.group > self.pattern.groups:
+            raise RuleError(f"group {rule.group} does not exist in the pattern", **where)
+        self.validate = None
+        if rule.validate_with:
+            from catp.rules.validators import VALIDATORS
+
+            if rule.validate_with not in VALIDATORS:
+                raise RuleError(f"unknown validator {rule.validate_with!r}; known: {', '.join(VALIDATORS)}", **where)
+            self.validate = VALIDATORS[rule.validate_with]
+
+    def spans(self, ctx: MatchContext) -> Iterator[Span]:
+        group = self.rule.group
+        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout):
+            start, end = m.span(group)
+            if end > start and (self.validate is None or self.validate(ctx.text[start:end])):
+                yield self.span(start, end)
+
+
+@register_matcher("heading")
+class HeadingMatcher(Matcher):
+    def __init__(self, rule: HeadingRule, where: dict) -> None:
+        super().__init__(rule, where)
+        self.pattern = compile_regex(rule.pattern, rule.flags, where=where)
+
+    def spans(self, ctx: MatchContext) -> Iterator[Span]:
+        text = ctx.text
+        for unit in ctx.doc.units:
+            if unit.kind is UnitKind.HEADING and self.pattern.search(text, unit.start, unit.end,
+                                                                      timeout=ctx.regex_timeout):
+                yield self.span(unit.start, unit.end)
+
+
+@register_matcher("cue_window")
+class CueWindowMatcher(Matcher):
+    def __init__(self, rule: CueWindowRule, where: dict) -> None:
+        super().__init__(rule, where)
+        self.pattern = compile_regex(rule.pattern, rule.flags, where=where)
+
+    def spans(self, ctx: MatchContext) -> Iterator[Span]:
+        rule = self.rule
+        limit = {"clause": ctx.clause_end, "sentence": ctx.sentence_end, "line": ctx.line_end}.get(rule.until)
+        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout):
+            end = ctx.token_window_end(m.end(), rule.window_tokens)
+            if limit is not None:
+                end = min(end, limit(m.end()))
+            start = m.start() if rule.include_cue else m.end()
+            if end > start:
+                yield self.span(start, end)
+
+
+@register_matcher("phrases")
+class PhraseMatcher(Matcher):
+    """Aho-Corasick over the phrase list; ASCII-edged phrases must stand as whole words."""
+
+    def __init__(self, rule: PhraseRule, where: dict) -> None:
+        super().__init__(rule, where)
+        import ahocorasick
+
+        self.automaton = ahocorasick.Automaton()
+        for phrase in rule.phrases:
+            key = phrase if rule.case_sensitive else phrase.lower()
+            self.automaton.add_word(key, len(key))
+        self.automaton.make_automaton()
+
+    def spans(self, ctx: MatchContext) -> Iterator[Span]:
+        haystack = ctx.text if self.rule.case_sensitive else ctx.lowered
+        text = ctx.text
+        for last, length in self.automaton.iter(haystack):
+            start, end = last - length + 1, last + 1
+            if _whole_word(text, start, end):
+                yield self.span(start, end)
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    def wordish(ch: str) -> bool:
+        return ch.isascii() and ch.isalnum()
+
+    if wordish(text[start]) and start > 0 and wordish(text[start - 1]):
+        return False
+    if wordish(text[end - 1]) and end < len(text) and wordish(text[end]):
+        return False
+    return True
+
+
+@register_matcher("pos")
+class PosMatcher(Matcher):
+    """Token patterns: jieba.posseg for zh, spaCy's blank tokenizer + Matcher for en.
+    The tagger runs only on sentences holding one of the rule's anchors."""
+
+    def __init__(self, rule: PosRule, where: dict) -> None:
+        super().__init__(rule, where)
+        anchors = sorted(set(rule.anchors), key=len, reverse=True)
+        self.anchor = regex.compile("|".join(regex.escape(a) for a in anchors), regex.IGNORECASE)
+
+    def spans(self, ctx: MatchContext) -> Iterator[Span]:
+        from catp.rules import pos
+
+        for start, end in self._anchored_sentences(ctx):
+            for a, b in pos.match(self.rule, ctx.text, start, end, ctx.doc.lang):
+                if self.rule.extend == "clause":
+                    b = max(b, min(ctx.clause_end(a), end))
+                yield self.span(a, b)
+
+    def _anchored_sentences(self, ctx: MatchContext) -> Iterator[tuple[int, int]]:
+        last = -1
+        for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout):
+            if m.start() < last:
+                continue
+            start = _sentence_start(ctx, m.start())
+            end = ctx.sentence_end(m.start())
+            last = end
+            yield start, end
+
+
+def _sentence_start(ctx: MatchContext, offset: int) -> int:
+    """Start of the sentence holding `offset` (searching back for a unit boundary)."""
+    from bisect import bisect_right
+
+    units = ctx.doc.units
+    if not units:
+        return 0
+    starts = ctx.__dict__.setdefault("_unit_starts", [u.start for u in units])
+    i = max(bisect_right(starts, offset) - 1, 0)
+    sentence = units[i].sentence
+    while i > 0 and units[i - 1].sentence == sentence:
+        i -= 1
+    return units[i].start
+
+
+def build_matcher(rule, where: dict) -> Matcher:
+    try:
+        cls = MATCHERS[rule.kind]
+    except KeyError as exc:
+        raise RuleError(f"unknown rule kind {rule.kind!r}", **where) from exc
+    return cls(rule, where)

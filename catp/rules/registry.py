@@ -1,0 +1,45 @@
+"""Compiled rule sets: the matchers that run over a document, by language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catp.rules.loader import LoadedRuleSet, check_unique_ids
+from catp.rules.matchers import Matcher, build_matcher
+
+
+@dataclass
+class CompiledRule:
+    matcher: Matcher
+    path: str
+    line: int
+
+    @property
+    def rule(self):
+        return self.matcher.rule
+
+
+class RuleRegistry:
+    """Holds every compiled rule of some rule sets (like Presidio's RecognizerRegistry)."""
+
+    def __init__(self, loaded: list[LoadedRuleSet], *, cue_window_tokens: int | None = None) -> None:
+        check_unique_ids(loaded)
+        self.loaded = loaded
+        self.rules: list[CompiledRule] = []
+        for item in loaded:
+            for rule in item.ruleset.rules:
+                if cue_window_tokens is not None and rule.kind == "cue_window" and rule.category == "cue":
+                    rule = rule.model_copy(update={"window_tokens": cue_window_tokens})
+                line = item.lines.get(rule.id, 0)
+                where = {"path": item.path, "line": line, "rule_id": rule.id}
+                self.rules.append(CompiledRule(build_matcher(rule, where), item.path, line))
+
+    def for_langs(self, langs: set[str]) -> list[CompiledRule]:
+        return [c for c in self.rules if langs & set(c.rule.lang)]
+
+    def get(self, rule_id: str) -> CompiledRule | None:
+        return next((c for c in self.rules if c.rule.id == rule_id), None)
+
+    @property
+    def names(self) -> list[str]:
+        return [item.ruleset.name for item in self.loaded]

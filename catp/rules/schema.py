@@ -1,0 +1,120 @@
+"""The rule-file schema (pydantic). `catp rules schema` exports it as JSON Schema for editors."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Lang = Literal["en", "zh"]
+Flag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE"]
+
+
+class Examples(BaseModel):
+    """Texts the rule must match (at least one span) and must not match (no span)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    match: list[str] = Field(default_factory=list)
+    no_match: list[str] = Field(default_factory=list)
+
+
+class RuleBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    category: str = Field(min_length=1, description="e.g. number, date, amount, entity, negation, cue, heading")
+    priority: int = Field(ge=0, le=100, description="higher wins when the budget is short")
+    action: Literal["protect", "boost", "delete"] = "protect"
+    lang: list[Lang] = Field(default_factory=lambda: ["en", "zh"])
+    description: str = ""
+    examples: Examples = Field(default_factory=Examples)
+
+
+class RegexRule(RuleBase):
+    """Spans are the regex's matches (or its `group`)."""
+
+    kind: Literal["regex"]
+    pattern: str
+    flags: list[Flag] = Field(default_factory=list)
+    group: int | str = 0
+    validate_with: str | None = Field(None, description="a validator from catp.rules.validators, e.g. cn_numeral")
+
+
+class PhraseRule(RuleBase):
+    """A phrase list, matched with Aho-Corasick. English phrases match whole words, any case."""
+
+    kind: Literal["phrases"]
+    phrases: list[str] = Field(min_length=1)
+    case_sensitive: bool = False
+
+    @field_validator("phrases")
+    @classmethod
+    def _no_blank_phrases(cls, phrases: list[str]) -> list[str]:
+        if any(not p.strip() for p in phrases):
+            raise ValueError("phrases must not be blank")
+        return phrases
+
+
+class CueWindowRule(RuleBase):
+    """Keep the text after a cue: `window_tokens` tokens, but never past `until`."""
+
+    kind: Literal["cue_window"]
+    pattern: str = Field(description="regex for the cue words")
+    flags: list[Flag] = Field(default_factory=list)
+    window_tokens: int = Field(50, ge=1, le=4096)
+    until: Literal["clause", "sentence", "line", "none"] = "line"
+    include_cue: bool = True
+
+
+class PosToken(BaseModel):
+    """One token of a part-of-speech pattern. zh: jieba.posseg flags; en: lexicon word lists."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pos: list[str] = Field(default_factory=list, description="zh: jieba flags (prefix match, e.g. v, n, nr)")
+    words: list[str] = Field(default_factory=list, description="the token must be one of these words")
+    shape: Literal["alpha", "capitalized", "digit", "any"] | None = None
+    optional: bool = False
+
+
+class PosRule(RuleBase):
+    """A token pattern. zh runs jieba.posseg; en runs a spaCy blank tokenizer + Matcher."""
+
+    kind: Literal["pos"]
+    tokens: list[PosToken] = Field(min_length=1)
+    anchors: list[str] = Field(min_length=1, description="words that must occur in a sentence before the tagger runs on it")
+    extend: Literal["none", "clause"] = "none"
+
+
+class HeadingRule(RuleBase):
+    """Marks heading units whose text matches `pattern`."""
+
+    kind: Literal["heading"]
+    pattern: str
+    flags: list[Flag] = Field(default_factory=list)
+
+
+Rule = Annotated[Union[RegexRule, PhraseRule, CueWindowRule, PosRule, HeadingRule], Field(discriminator="kind")]
+
+
+class Detection(BaseModel):
+    """Keywords that make `--domain auto` pick this rule set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keywords: list[str] = Field(default_factory=list)
+
+
+class RuleSet(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    version: int = 1
+    description: str = ""
+    detect: Detection = Field(default_factory=Detection)
+    rules: list[Rule] = Field(default_factory=list)
+
+
+def json_schema() -> dict:
+    return RuleSet.model_json_schema()

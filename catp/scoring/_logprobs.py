@@ -1,0 +1,383 @@
+"""Shared, backend-free logic of the self-information scorers (no torch here).
+
+A backend (`catp.scoring.lm` runs transformers, `catp.scoring.remote` asks a
+vLLM server) only has to say how many nats each token of a token sequence costs
+given the tokens before it. This module does the rest:
+
+* tokenize the document with the *scorer's* tokenizer and map its tokens to the
+  document's units through character offsets (the budget tokenizer may differ);
+* plan sliding windows so that every scored token sees at least `overlap`
+  tokens of left context, running only windows that cover candidate units;
+* aggregate token surprisal to units (mean or max), settle the budget early,
+  bound the work (`max_tokens`) and fall back for the units left over;
+* the question-aware score (LongLLMLingua's coarse ranking, see docs/scorer.md).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from catp.document import Document
+from catp.errors import ModelError
+
+AGGREGATES = ("mean", "max")
+# Options every self-information scorer understands (from_options); None = default.
+COMMON_OPTIONS = ("window", "overlap", "stride", "aggregate", "max_tokens", "batch_tokens")
+
+_RESTRICT_EN = "We can get the answer to this question in the given documents."
+_RESTRICT_ZH = "我们可以在给定的文档中找到这个问题的答案。"
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Feed tokens [start, end); score tokens [score_from, end) that are needed."""
+
+    start: int
+    end: int
+    score_from: int
+
+
+@dataclass(slots=True)
+class ScoreStats:
+    """What the last `score` call did; tests and `catp explain` read it."""
+
+    doc_tokens: int = 0  # document length in scorer tokens
+    tokens_fed: int = 0  # tokens the model ran over (windows + question sequences)
+    windows: int = 0
+    sequences: int = 0  # question-aware sequences
+    units_scored: int = 0  # candidates scored by the model
+    units_fallback: int = 0  # candidates given the fallback score
+    settled: str | None = None  # why the model did not run at all, if it did not
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_windows(n: int, needed: Sequence[tuple[int, int]], window: int, overlap: int) -> list[Window]:
+    """Windows of `min(window, n)` tokens that score every needed token once.
+
+    `needed` holds sorted, disjoint half-open token ranges. A token p is scored
+    in a window starting at s <= p - overlap (or s = 0), so it has at least
+    `overlap` tokens of left context unless it lies near the document start.
+    Token 0 is never scored (nothing predicts it). All windows have one length,
+    so a backend can batch them without padding.
+    """
+    if overlap < 0 or overlap >= window:
+        raise ModelError(f"scorer overlap must be in [0, window); got overlap={overlap}, window={window}")
+    if n < 2:
+        return []
+    length = min(window, n)
+    starts = [a for a, _ in needed]
+    out: list[Window] = []
+    pos = _next_needed(needed, starts, 1)
+    while pos is not None:
+        s = max(0, pos - overlap)
+        if s + length > n:
+            s = n - length
+        e = s + length
+        out.append(Window(s, e, pos))
+        pos = _next_needed(needed, starts, e)
+    return out
+
+
+def _next_needed(needed: Sequence[tuple[int, int]], starts: list[int], p: int) -> int | None:
+    """Smallest needed position >= p, or None."""
+    i = bisect.bisect_right(starts, p) - 1
+    if i >= 0 and needed[i][1] > p:
+        return p
+    i += 1
+    return needed[i][0] if i < len(needed) else None
+
+
+def merge_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(r for r in ranges if r[1] > r[0]):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def unit_token_ranges(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """For each character span, the half-open range of tokens overlapping it."""
+    starts: list[int] = []
+    ends: list[int] = []
+    hi_s = hi_e = 0
+    for s, e in offsets:  # force monotone, in case a tokenizer reports odd offsets
+        hi_s, hi_e = max(hi_s, s), max(hi_e, e)
+        starts.append(hi_s)
+        ends.append(hi_e)
+    out = []
+    for s, e in spans:
+        if e <= s:
+            out.append((0, 0))
+            continue
+        t0 = bisect.bisect_right(ends, s)  # first token ending after s
+        t1 = bisect.bisect_left(starts, e)  # first token starting at/after e
+        out.append((t0, max(t0, t1)))
+    return out
+
+
+def aggregate(values: Sequence[float], how: str) -> float:
+    return max(values) if how == "max" else math.fsum(values) / len(values)
+
+
+def question_suffix(question: str) -> str:
+    """Text appended after a unit in question-aware mode (LongLLMLingua's restrictive statement)."""
+    restrict = _RESTRICT_ZH if _CJK.search(question) else _RESTRICT_EN
+    return f"\n\nQuestion: {question.strip()}\n{restrict}"
+
+
+def rank_map(fallback: dict[int, float], reference: Sequence[float]) -> dict[int, float]:
+    """Map fallback scores onto the distribution of model scores by rank (quantiles).
+
+    Lexical and model scores live on different scales; matching quantiles keeps the
+    order inside each group and makes the two comparable without guessing a scale.
+    """
+    if not reference:
+        return dict(fallback)
+    ref = sorted(reference)
+    order = sorted(fallback, key=lambda i: (fallback[i], -i))
+    m = len(order)
+    out = {}
+    for r, i in enumerate(order):
+        q = (r + 0.5) / m
+        out[i] = ref[min(len(ref) - 1, int(q * len(ref)))]
+    return out
+
+
+class SelfInformationScorer:
+    """Base of `LMScorer` and `VLLMScorer`: everything but running the model.
+
+    Subclasses set `name`, `tokenizer` (a `tokenizers.Tokenizer`), `max_len` (the
+    longest sequence the model takes) and implement `_nll_windows` and
+    `_nll_sequences`.
+    """
+
+    name = "selfinfo"
+    tokenizer: Any
+    max_len: int
+
+    def __init__(self, *, window: int = 4096, overlap: int | None = None, stride: int | None = None,
+                 aggregate: str = "mean", max_tokens: int | None = None,
+                 batch_tokens: int | None = None) -> None:
+        if aggregate not in AGGREGATES:
+            raise ModelError(f"scorer aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
+        window = _positive_int("window", window)
+        if stride is not None and overlap is not None:
+            raise ModelError("give the scorer either stride or overlap, not both")
+        if stride is not None:
+            overlap = window - _positive_int("stride", stride)
+        if overlap is None:
+            overlap = min(1024, window // 4)
+        if not 0 <= overlap < window:
+            raise ModelError(f"scorer overlap must be in [0, window); got overlap={overlap}, window={window}")
+        self.window = window
+        self.overlap = int(overlap)
+        self.aggregate = aggregate
+        self.max_tokens = None if max_tokens is None else _nonneg_int("max_tokens", max_tokens)
+        self.batch_tokens = None if batch_tokens is None else _positive_int("batch_tokens", batch_tokens)
+        self.last_stats = ScoreStats()
+
+    # --- backend hooks -------------------------------------------------------
+    def _nll_windows(self, ids: Sequence[int], windows: Sequence[Window],
+                     needed: Sequence[tuple[int, int]]) -> dict[int, float]:
+        """Surprisal (nats) of each needed token inside each window's scored range."""
+        raise NotImplementedError
+
+    def _nll_sequences(self, seqs: Sequence[Sequence[int]], measure_from: Sequence[int]) -> list[float]:
+        """Mean surprisal of tokens [measure_from[i], len(seqs[i])) of each sequence."""
+        raise NotImplementedError
+
+    # --- the Scorer protocol ---------------------------------------------------
+    def score(self, doc: Document, candidates: Sequence[int], *, question: str | None = None,
+              budget_tokens: int | None = None) -> dict[int, float]:
+        t_start = time.perf_counter()
+        stats = self.last_stats = ScoreStats()
+        cands = sorted(set(int(c) for c in candidates))
+        if not cands:
+            return {}
+        for c in cands:
+            if not 0 <= c < len(doc.units):
+                raise ModelError(f"candidate unit {c} is not in the document ({len(doc.units)} units)")
+        todo = self._worth_scoring(doc, cands, budget_tokens, stats)
+        if not todo:
+            stats.units_fallback = len(cands)
+            stats.seconds = time.perf_counter() - t_start
+            return self._fallback(doc, cands, {})
+
+        enc = self.tokenizer.encode(doc.text, add_special_tokens=False)
+        ids, offsets = list(enc.ids), list(enc.offsets)
+        stats.doc_tokens = len(ids)
+        spans = [(doc.units[c].start, doc.units[c].end) for c in todo]
+        tranges = dict(zip(todo, unit_token_ranges(offsets, spans)))
+
+        if question is not None and question.strip():
+            scored = self._score_question(ids, todo, tranges, question, stats)
+        else:
+            scored = self._score_selfinfo(ids, todo, tranges, stats)
+        stats.units_scored = len(scored)
+        left = [c for c in cands if c not in scored]
+        stats.units_fallback = len(left)
+        todo_set = set(todo)
+        # units with no token to predict (empty, or only the document's first token) cannot be scored
+        unsettled_left = [c for c in left if c in todo_set and tranges[c][1] > max(1, tranges[c][0])]
+        if unsettled_left:
+            bound = f"max_tokens={self.max_tokens}" if self.max_tokens is not None else "the model's reach"
+            doc.warnings.append(
+                f"{self.name} scorer: {len(unsettled_left)} of {len(todo)} candidate units lie beyond "
+                f"{bound} scorer tokens and got a fallback score"
+            )
+        out = self._fallback(doc, left, scored)
+        out.update(scored)
+        stats.seconds = time.perf_counter() - t_start
+        return {c: out[c] for c in cands}
+
+    # --- pieces ----------------------------------------------------------------
+    def _worth_scoring(self, doc: Document, cands: list[int], budget: int | None,
+                       stats: ScoreStats) -> list[int]:
+        """Candidates whose score can change the selection; [] when the budget is settled."""
+        if budget is None or not doc.units or not any(u.tokens for u in doc.units):
+            return cands  # no budget, or unit costs unknown: score everything
+        cset = set(cands)
+        deleted = doc.unit_deleted if len(doc.unit_deleted) == len(doc.units) else [False] * len(doc.units)
+        kept = sum(u.tokens for u in doc.units if u.index not in cset and not deleted[u.index])
+        room = budget - kept
+        cand_cost = sum(doc.units[c].tokens for c in cands)
+        if cand_cost <= room:
+            stats.settled = "all candidates fit the budget"
+            return []
+        if room <= 0:
+            stats.settled = "protected units fill the budget"
+            return []
+        # a unit longer than the room left can never be kept: its score cannot matter
+        return [c for c in cands if doc.units[c].tokens <= room]
+
+    def _score_selfinfo(self, ids: list[int], todo: list[int], tranges: dict[int, tuple[int, int]],
+                        stats: ScoreStats) -> dict[int, float]:
+        needed = merge_ranges([(max(1, a), b) for a, b in tranges.values()])
+        windows = plan_windows(len(ids), needed, min(self.window, self.max_len), self.overlap)
+        if self.max_tokens is not None:
+            fed, keep = 0, []
+            for w in windows:
+                if fed + (w.end - w.start) > self.max_tokens:
+                    break
+                keep.append(w)
+                fed += w.end - w.start
+            windows = keep
+        stats.windows = len(windows)
+        stats.tokens_fed = sum(w.end - w.start for w in windows)
+        nll = self._nll_windows(ids, windows, needed) if windows else {}
+        out: dict[int, float] = {}
+        for c in todo:
+            a, b = tranges[c]
+            vals = [nll[p] for p in range(max(1, a), b) if p in nll]
+            if vals and len(vals) == b - max(1, a):
+                out[c] = aggregate(vals, self.aggregate)
+        return out
+
+    def _score_question(self, ids: list[int], todo: list[int], tranges: dict[int, tuple[int, int]],
+                        question: str, stats: ScoreStats) -> dict[int, float]:
+        """Relevance = S(q) - S(q | unit): how many nats the unit saves the question.
+
+        S(q | x) is the mean surprisal of the question tokens after x (LongLLMLingua's
+        coarse-grained, question-conditioned perplexity); S(q) the same with no unit.
+        """
+        q_ids = list(self.tokenizer.encode(question_suffix(question), add_special_tokens=False).ids)
+        limit = min(self.window, self.max_len)
+        if len(q_ids) < 2 or len(q_ids) > limit // 2:
+            raise ModelError(f"question is too long for the scorer ({len(q_ids)} tokens; at most {limit // 2})")
+        room = limit - len(q_ids)
+        seqs: list[list[int]] = [q_ids]
+        starts: list[int] = [1]
+        units: list[int] = []
+        fed = len(q_ids)
+        for c in todo:
+            a, b = tranges[c]
+            if b <= a:
+                continue
+            u_ids = ids[max(a, b - room):b]  # the unit's last `room` tokens
+            cost = len(u_ids) + len(q_ids)
+            if self.max_tokens is not None and fed + cost > self.max_tokens:
+                break
+            seqs.append(u_ids + q_ids)
+            starts.append(len(u_ids) + 1)
+            units.append(c)
+            fed += cost
+        stats.sequences = len(seqs)
+        stats.tokens_fed = fed
+        if not units:
+            return {}
+        means = self._nll_sequences(seqs, starts)
+        base = means[0]
+        stats.extra["question_surprisal"] = base
+        return {c: base - m for c, m in zip(units, means[1:])}
+
+    def _fallback(self, doc: Document, units: list[int], scored: dict[int, float]) -> dict[int, float]:
+        """Lexical scores for units the model did not score, on the model scores' scale."""
+        if not units:
+            return {}
+        lex = _lexical_scores(doc, units)
+        return rank_map(lex, list(scored.values()))
+
+
+def _lexical_scores(doc: Document, units: list[int]) -> dict[int, float]:
+    """Scores of the lexical scorer when it is there, else each unit's share of rare characters."""
+    try:
+        from catp.scoring.lexical import LexicalScorer  # the lead's cheap scorer
+    except ImportError:
+        LexicalScorer = None  # noqa: N806
+    if LexicalScorer is not None:
+        try:
+            return {int(k): float(v) for k, v in LexicalScorer().score(doc, units).items()}
+        except TypeError:
+            pass
+    # Before the lexical scorer exists: inverse document frequency of characters.
+    counts: dict[str, int] = {}
+    for ch in doc.text:
+        counts[ch] = counts.get(ch, 0) + 1
+    total = max(1, len(doc.text))
+    out = {}
+    for u in units:
+        text = doc.unit_text(doc.units[u])
+        out[u] = (math.fsum(math.log(total / counts[ch]) for ch in text) / len(text)) if text else 0.0
+    return out
+
+
+def _positive_int(name: str, value: Any) -> int:
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise ModelError(f"scorer {name} must be a positive integer; got {value!r}") from None
+    if v <= 0 or v != value:
+        raise ModelError(f"scorer {name} must be a positive integer; got {value!r}")
+    return v
+
+
+def _nonneg_int(name: str, value: Any) -> int:
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        raise ModelError(f"scorer {name} must be a non-negative integer; got {value!r}") from None
+    if v < 0 or v != value:
+        raise ModelError(f"scorer {name} must be a non-negative integer; got {value!r}")
+    return v
+
+
+def split_options(opts: dict[str, Any], own: Sequence[str], scorer: str) -> dict[str, Any]:
+    """Keep the options this scorer takes; drop None values; refuse the others clearly."""
+    out = {}
+    for k, v in opts.items():
+        if v is None:
+            continue
+        if k not in own:
+            raise ModelError(f"the {scorer} scorer does not take the option {k!r}")
+        out[k] = v
+    return out

@@ -1,0 +1,72 @@
+"""The default scorer: lexical rarity within the document, no model needed.
+
+A unit scores the mean inverse document frequency (over the document's units)
+of its terms: English words and Chinese character bigrams. Rare terms carry
+facts; repeated template wording does not. With a question, units sharing the
+question's rare terms rank first (BM25-style overlap).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import regex
+
+from catp.document import Document
+
+_TERMS = regex.compile(r"[a-z][a-z0-9'\-]+|\d[\d.,]*|\p{Han}+")
+_STOP = frozenset(
+    "the a an and or of to in on for by with as at from that this is are be was were it its shall will may "
+    "any all such other which who has have had not no been than into under upon".split()
+)
+
+
+def unit_terms(text: str) -> list[str]:
+    terms: list[str] = []
+    for tok in _TERMS.findall(text.lower()):
+        if "\u4e00" <= tok[0] <= "\u9fff" or tok[0] >= "\u3400" and not tok[0].isascii():
+            if len(tok) == 1:
+                terms.append(tok)
+            else:
+                terms.extend(tok[i : i + 2] for i in range(len(tok) - 1))
+        elif tok not in _STOP:
+            terms.append(tok)
+    return terms
+
+
+class LexicalScorer:
+    name = "lexical"
+
+    def __init__(self, question_weight: float = 4.0) -> None:
+        self.question_weight = question_weight
+
+    @classmethod
+    def from_options(cls, **_opts) -> LexicalScorer:
+        return cls()
+
+    def score(self, doc: Document, candidates: Sequence[int], *, question: str | None = None,
+              budget_tokens: int | None = None) -> dict[int, float]:
+        text = doc.text
+        terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
+        df: Counter[str] = Counter()
+        for ts in terms:
+            df.update(set(ts))
+        n = max(len(doc.units), 1)
+        idf = {t: math.log(1 + n / c) for t, c in df.items()}
+        q_terms = {t for t in unit_terms(question) if t in idf} if question else set()
+        scores: dict[int, float] = {}
+        for i in candidates:
+            ts = terms[i]
+            if not ts:
+                scores[i] = 0.0
+                continue
+            rarity = sum(idf[t] for t in ts) / len(ts) / math.log(1 + n)
+            score = rarity
+            if q_terms:
+                hits = set(ts) & q_terms
+                score += self.question_weight * sum(idf[t] for t in hits) / max(
+                    sum(idf[t] for t in q_terms), 1e-9)
+            scores[i] = score
+        return scores

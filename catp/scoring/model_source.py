@@ -1,0 +1,181 @@
+"""Where a scorer's model comes from, and whether it may be loaded.
+
+* `model` is a local folder or a Hugging Face id. Offline first: the local
+  cache is tried before the network, and with HF_HUB_OFFLINE set (or
+  allow_download=False) only local files are used.
+* Weights must be safetensors; pickle formats (.bin, .pt, .pth, .ckpt, .pkl)
+  are refused, because loading them can run code. `trust_remote_code` is never
+  enabled by catp.
+* An optional sha256 manifest (lines `<sha256>  <relative path>`, as written by
+  `sha256sum`) is checked before anything is loaded; paths are relative to the
+  model folder, and every weight, config and tokenizer file there must be listed.
+
+No torch import here: the remote scorer uses this module too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from catp.errors import ModelError
+
+DEFAULT_MODEL = "Qwen/Qwen1.5-0.5B"
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+# files a loader reads; a manifest must cover each of these found in the folder
+LOADED_SUFFIXES = (".safetensors", ".json", ".model", ".tiktoken", ".txt", ".jinja")
+DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.jinja"]
+_MANIFEST_LINE = re.compile(r"^([0-9a-fA-F]{64}) [ *](.+)$")
+_TRUE = {"1", "on", "yes", "true"}
+_HUB_ID = re.compile(r"^[A-Za-z0-9_-][\w.-]*(/[A-Za-z0-9_-][\w.-]*)?$")
+
+
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE read now (huggingface_hub reads it once, at import)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
+
+
+def resolve_model(model: str, *, allow_download: bool | None = None) -> Path:
+    """The local folder holding `model`; download it only when allowed.
+
+    allow_download=None means: download if HF_HUB_OFFLINE is not set.
+    """
+    if not model or not str(model).strip():
+        raise ModelError("no scorer model given")
+    model = str(model)
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path
+    if path.exists():
+        raise ModelError(f"scorer model {model} is a file, not a model folder")
+    if not _HUB_ID.match(model):
+        raise ModelError(f"scorer model folder {model} does not exist")
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    except ImportError:  # pragma: no cover - huggingface_hub comes with transformers
+        raise ModelError(f"scorer model {model} is not a folder, and huggingface_hub is not installed") from None
+    try:
+        folder = Path(snapshot_download(model, allow_patterns=DOWNLOAD_PATTERNS, local_files_only=True))
+        if any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")):
+            return folder
+    except (LocalEntryNotFoundError, FileNotFoundError, ValueError, OSError):
+        pass
+    offline = hub_offline()
+    if offline or allow_download is False:
+        why = "HF_HUB_OFFLINE is set" if offline else "downloads are off"
+        raise ModelError(
+            f"scorer model {model} is not in the local Hugging Face cache and {why}; "
+            f"download it first (huggingface-cli download {model}) or give a local folder"
+        )
+    try:
+        return Path(snapshot_download(model, allow_patterns=DOWNLOAD_PATTERNS))
+    except HfHubHTTPError as err:
+        raise ModelError(f"cannot download scorer model {model}: {_first_line(err)}") from None
+    except (OSError, ValueError) as err:  # network down, bad id
+        raise ModelError(f"cannot download scorer model {model}: {_first_line(err)}") from None
+
+
+def check_weights(folder: Path) -> list[Path]:
+    """The safetensors weight files in `folder`; refuse pickle-only models."""
+    if not (folder / "config.json").is_file():
+        raise ModelError(f"{folder} is not a model folder (no config.json)")
+    weights = sorted(folder.glob("*.safetensors"))
+    if not weights:
+        pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
+        if pickles:
+            raise ModelError(
+                f"refusing pickle weights in {folder} ({', '.join(pickles[:3])}): "
+                "only safetensors are loaded; convert the model to safetensors"
+            )
+        raise ModelError(f"no safetensors weights in {folder}")
+    return weights
+
+
+def read_manifest(manifest: str | Path) -> dict[str, str]:
+    """`relative path -> sha256` from a sha256sum-style file."""
+    mpath = Path(manifest).expanduser()
+    try:
+        text = mpath.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ModelError(f"cannot read sha256 manifest {mpath}: {_first_line(err)}") from None
+    out: dict[str, str] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _MANIFEST_LINE.match(line)
+        if not m:
+            raise ModelError(f"{mpath}:{n}: not a '<sha256>  <relative path>' line")
+        rel = m.group(2).strip()
+        if rel.startswith("./"):
+            rel = rel[2:]
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            raise ModelError(f"{mpath}:{n}: path {rel!r} must be relative to the model folder")
+        out[rel] = m.group(1).lower()
+    if not out:
+        raise ModelError(f"sha256 manifest {mpath} lists no files")
+    return out
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_manifest(folder: Path, manifest: str | Path) -> list[str]:
+    """Check every listed file's sha256; every loaded file must be listed. Returns the names."""
+    listed = read_manifest(manifest)
+    root = folder.resolve()
+    for rel, digest in listed.items():
+        path = folder / rel
+        if not path.is_file():
+            raise ModelError(f"sha256 manifest {manifest}: {rel} is missing from {folder}")
+        if not path.resolve().is_relative_to(root) and not path.is_symlink():
+            raise ModelError(f"sha256 manifest {manifest}: {rel} lies outside {folder}")
+        got = sha256_file(path)
+        if got != digest:
+            raise ModelError(f"sha256 mismatch for {rel} in {folder}: expected {digest[:12]}…, got {got[:12]}…")
+    unlisted = sorted(
+        p.name for p in folder.iterdir()
+        if p.is_file() and p.suffix in LOADED_SUFFIXES and p.name not in listed
+    )
+    if unlisted:
+        raise ModelError(f"sha256 manifest {manifest} does not list {', '.join(unlisted[:3])} in {folder}")
+    return sorted(listed)
+
+
+def prepare_model(model: str, *, sha256: str | Path | None = None,
+                  allow_download: bool | None = None) -> Path:
+    """Resolve, refuse pickles, check the manifest: the folder that may now be loaded."""
+    folder = resolve_model(model, allow_download=allow_download)
+    check_weights(folder)
+    if sha256:
+        verify_manifest(folder, sha256)
+    return folder
+
+
+def load_tokenizer(folder: Path):
+    """The model's fast tokenizer (`tokenizers.Tokenizer`), from tokenizer.json."""
+    from tokenizers import Tokenizer
+
+    path = folder / "tokenizer.json"
+    if not path.is_file():
+        raise ModelError(f"no tokenizer.json in {folder}: the scorer needs the model's fast tokenizer")
+    try:
+        tok = Tokenizer.from_file(str(path))
+    except Exception as err:  # tokenizers raises a bare Exception on bad files
+        raise ModelError(f"cannot read {path}: {_first_line(err)}") from None
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0]
