@@ -51,6 +51,11 @@ def _split_at_deletions(doc: Document) -> None:
     doc.units = units
 
 
+def fact_weight(priority: int) -> float:
+    """What one protected span adds to its unit's value: doubles every 10 priority points."""
+    return 2.0 ** ((priority - 60) / 10)
+
+
 def _unit_priorities(doc: Document) -> None:
     n = len(doc.units)
     starts = [u.start for u in doc.units]
@@ -58,6 +63,7 @@ def _unit_priorities(doc: Document) -> None:
     rules: list[list[str]] = [[] for _ in range(n)]
     deleted = [False] * n
     boost = [0] * n
+    value = [0.0] * n
     for span in doc.spans:
         first = max(bisect_right(starts, span.start) - 1, 0)
         for i in range(first, n):
@@ -74,9 +80,11 @@ def _unit_priorities(doc: Document) -> None:
                 rules[i].append(span.rule_id)
             if span.action is Action.PROTECT:
                 priority[i] = max(priority[i], span.priority)
+                value[i] += fact_weight(span.priority)
             else:
                 boost[i] = max(boost[i], span.priority)
     for i in range(n):
         if deleted[i]:
             priority[i] = 0
     doc.unit_priority, doc.unit_rules, doc.unit_deleted, doc.unit_boost = priority, rules, deleted, boost
+    doc.unit_value = value

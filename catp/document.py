@@ -79,6 +79,7 @@ class Document:
     unit_rules: list[list[str]] = field(default_factory=list)
     unit_deleted: list[bool] = field(default_factory=list)
     unit_boost: list[int] = field(default_factory=list)  # strongest `boost` rule priority
+    unit_value: list[float] = field(default_factory=list)  # summed weight of the protected spans in it
     scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
     decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -17,9 +17,11 @@ class Selection:
 def rank(doc: Document) -> list[int]:
     """Units in the order the selector considers them (deleted units never appear)."""
     def key(i: int) -> tuple:
-        unit = doc.units[i]
+        tokens = max(doc.units[i].tokens, 1)
+        if doc.unit_priority[i] > 0:  # protected first, densest facts first
+            return (0, -doc.unit_value[i] / tokens, i)
         value = doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
-        return (-doc.unit_priority[i], -value / max(unit.tokens, 1), i)
+        return (1, -value / tokens, i)
 
     return sorted((i for i in range(len(doc.units)) if not doc.unit_deleted[i]), key=key)
 

@@ -11,6 +11,8 @@ from catp.backends.schemas import Generation, KvCache
 @runtime_checkable
 class Backend(Protocol):
     name: str  # where answers come from, e.g. "vLLM server http://127.0.0.1:8000/v1"
+    tokenize_source: str  # how count_chat_tokens counts, for reports
+    max_model_len_source: str
 
     @property
     def model(self) -> str: ...

@@ -84,6 +84,8 @@ class VLLMClient:
     ) -> None:
         self.root_url, self.base_url = split_server_url(server)
         self.name = f"vLLM server {self.base_url}"
+        self.tokenize_source = f"POST {self.root_url}/tokenize (messages, chat template)"
+        self.max_model_len_source = f"GET {self.base_url}/models max_model_len"
         self.retries, self.backoff_s, self.max_backoff_s = max(0, retries), backoff_s, max_backoff_s
         self.read_timeout = read_timeout
         key = api_key or api_key_from_env()

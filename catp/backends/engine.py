@@ -41,6 +41,8 @@ class LocalEngine:
                                "install vllm or use a server (--server)") from exc
         self._model = model
         self.name = f"in-process vllm.LLM({model})"
+        self.tokenize_source = f"{self.name} tokenizer (chat template)"
+        self.max_model_len_source = f"{self.name} model_config.max_model_len"
         try:
             self._llm = LLM(model=model, max_model_len=max_model_len, seed=seed, **llm_kwargs)
         except Exception as exc:

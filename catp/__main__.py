@@ -1,0 +1,3 @@
+from catp.cli import run
+
+run()

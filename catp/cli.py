@@ -1,0 +1,68 @@
+"""The `catp` command line. Each command lives in catp/commands/ and registers itself."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from catp.errors import CatpError
+
+app = typer.Typer(name="catp", help="Context-Aware Token Pruning: fit long documents to a token budget, extractively.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+@app.callback()
+def _root() -> None:
+    """catp: prune long documents to fit a model's token budget, keeping the facts."""
+
+
+COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch")
+
+
+def _register_commands() -> None:
+    for name in COMMAND_MODULES:
+        module_name = f"catp.commands.{name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # that command is not part of this build
+            raise
+        module.register(app)
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors become one line on stderr and exit code 2 (3 for backends)."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except CatpError as exc:
+        typer.echo(f"catp: error: {exc}", err=True)
+        return exc.exit_code
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        typer.echo("catp: aborted", err=True)
+        return 130
+    except KeyboardInterrupt:
+        typer.echo("catp: interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if hasattr(exc, "format_message"):  # click usage errors (typer vendors click)
+            typer.echo(f"catp: error: {exc.format_message()}", err=True)
+            return 2
+        raise
+    return 0
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,83 @@
+"""`catp prune FILE|-`: prune one document to a token budget."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from catp.errors import CatpError
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+class Domain(str, Enum):
+    auto = "auto"
+    legal = "legal"
+    finance = "finance"
+    medical = "medical"
+    general = "general"
+
+
+def prune_command(
+    file: str = typer.Argument(..., help="Document to prune, or - for stdin."),
+    domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
+    budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Budget in tokens."),
+    ratio: Optional[str] = typer.Option(None, "--ratio", "-r", help="Budget as a share of the input, e.g. 1/6."),
+    question: Optional[str] = typer.Option(None, "--question", "-q", help="Rank text by relevance to this question."),
+    rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
+    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="text, json or html."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
+    cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是… (default 50)."),
+    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
+    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", help="Refuse inputs larger than this."),
+    scorer: str = typer.Option("lexical", "--scorer", help="lexical, lm, vllm or auto."),
+    scorer_model: Optional[str] = typer.Option(None, "--scorer-model", help="LM scorer model: HF id or folder."),
+    scorer_url: Optional[str] = typer.Option(None, "--scorer-url", help="vLLM server for --scorer vllm."),
+    scorer_sha256: Optional[Path] = typer.Option(None, "--scorer-sha256", help="sha256 manifest checked before loading."),
+    scorer_max_tokens: Optional[int] = typer.Option(None, "--scorer-max-tokens", help="Bound on tokens the LM scores."),
+    device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
+    quiet: bool = typer.Option(False, "--quiet", help="No warnings on stderr."),
+) -> None:
+    """Prune FILE so it fits the budget; print the extract (or JSON / HTML)."""
+    from catp.decode import read_text
+    from catp.pipeline import Pruner
+    from catp.render import to_html
+
+    if budget is None and ratio is None:
+        raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
+    text, used_encoding = read_text(file, encoding=encoding, max_bytes=max_bytes)
+    options = {"model": scorer_model, "url": scorer_url, "sha256": str(scorer_sha256) if scorer_sha256 else None,
+               "max_tokens": scorer_max_tokens, "device": device}
+    pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
+                    gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
+    doc = pruner.analyse(text, budget=budget, ratio=ratio, question=question, encoding=used_encoding)
+    result = pruner._finish(doc, explain=False)
+    if fmt is Format.json:
+        rendered = result.model_dump_json(indent=2)
+    elif fmt is Format.html:
+        rendered = to_html(doc, result)
+    else:
+        rendered = result.text
+    if output:
+        output.write_text(rendered + ("\n" if fmt is not Format.html else ""), encoding="utf-8")
+    else:
+        typer.echo(rendered)
+    if not quiet:
+        for warning in result.warnings:
+            typer.echo(f"catp: warning: {warning}", err=True)
+        s = result.stats
+        typer.echo(f"catp: {s.input_tokens} -> {s.output_tokens} tokens (budget {s.budget}, {s.domain}/{s.lang}, "
+                   f"{s.elapsed_s:.2f}s)", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("prune")(prune_command)

@@ -1,0 +1,261 @@
+"""`LMScorer`: per-token self-information (-log p) from a local causal LM.
+
+Default model: Qwen/Qwen1.5-0.5B (any safetensors causal LM of transformers
+works). bf16 on a CUDA GPU, float32 on the CPU. Long documents run in equal
+windows that overlap so each scored token has `overlap` tokens of left context;
+windows are batched. Only the scored positions go through the output layer, in
+row chunks, and only the target token's log-prob is kept (gathered logit minus
+logsumexp): no full-vocabulary float32 softmax over the sequence, so memory is
+bounded by the batch and the chunk, not by the document (128K+ tokens is fine).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Any
+
+from catp.errors import ModelError
+from catp.scoring._logprobs import COMMON_OPTIONS, SelfInformationScorer, Window, split_options
+from catp.scoring.model_source import DEFAULT_MODEL, load_tokenizer, prepare_model
+
+# With no GPU, `max_tokens` defaults to this many model tokens (a few minutes on
+# 2 cores for Qwen1.5-0.5B; see docs/benchmarks.md). Units beyond get a fallback.
+CPU_MAX_TOKENS = 8192
+GPU_BATCH_TOKENS = 65536
+CPU_BATCH_TOKENS = 4096
+# bytes one chunk of the output layer may use (logits plus float32 temporaries)
+HEAD_CHUNK_BYTES = 1 << 30
+_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16",
+           "half": "float16", "float32": "float32", "fp32": "float32", "float": "float32"}
+
+
+def _import_torch():
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise ModelError("the lm scorer needs torch and transformers: pip install 'catp[lm]'") from None
+    return torch, transformers
+
+
+def pick_device(device: str | None):
+    """torch.device from an option: None/'auto' = the CUDA GPU if there is one, else the CPU."""
+    torch, _ = _import_torch()
+    if device is None or str(device).strip().lower() in ("", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(str(device))
+    except (RuntimeError, ValueError):
+        raise ModelError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ModelError(f"device {device} asked for, but torch sees no CUDA GPU")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ModelError(f"device {device} asked for, but torch sees {torch.cuda.device_count()} GPU(s)")
+    return dev
+
+
+def _lse_minus_target(logits, targets):
+    """-log p(target) per row: logsumexp over the vocabulary minus the target logit, in float32."""
+    import torch
+
+    tgt = logits.gather(1, targets.unsqueeze(1)).squeeze(1).float()
+    return torch.logsumexp(logits.float(), dim=-1) - tgt
+
+
+class LMScorer(SelfInformationScorer):
+    """Rank units by the mean (or max) surprisal of their tokens under a small causal LM.
+
+    With `question=`, rank by how much the unit lowers the question's surprisal
+    (see `SelfInformationScorer._score_question`).
+    """
+
+    name = "lm"
+    OPTIONS = ("model", "sha256", "device", "dtype", "allow_download", "compile", *COMMON_OPTIONS)
+
+    def __init__(self, model: Any = DEFAULT_MODEL, *, tokenizer: Any = None, sha256: str | None = None,
+                 device: str | None = None, dtype: str | None = None, allow_download: bool | None = None,
+                 compile: bool | str = "auto", window: int = 4096, overlap: int | None = None,
+                 stride: int | None = None, aggregate: str = "mean", max_tokens: int | None = None,
+                 batch_tokens: int | None = None) -> None:
+        torch, transformers = _import_torch()
+        self.device = pick_device(device)
+        on_gpu = self.device.type == "cuda"
+        if dtype is None:
+            self.dtype = torch.bfloat16 if on_gpu else torch.float32
+        elif str(dtype).lower() in _DTYPES:
+            self.dtype = getattr(torch, _DTYPES[str(dtype).lower()])
+        else:
+            raise ModelError(f"unknown scorer dtype {dtype!r}: use bfloat16, float16 or float32")
+        if max_tokens is None and not on_gpu:
+            max_tokens = CPU_MAX_TOKENS
+        super().__init__(window=window, overlap=overlap, stride=stride, aggregate=aggregate,
+                         max_tokens=max_tokens,
+                         batch_tokens=batch_tokens or (GPU_BATCH_TOKENS if on_gpu else CPU_BATCH_TOKENS))
+
+        if isinstance(model, torch.nn.Module):  # already loaded (benchmarks, tests)
+            if tokenizer is None:
+                raise ModelError("a loaded model needs its tokenizer (tokenizers.Tokenizer)")
+            self.model_source = type(model).__name__
+            self.model = model.to(device=self.device, dtype=self.dtype)
+        else:
+            folder = prepare_model(str(model), sha256=sha256, allow_download=allow_download)
+            self.model_source = str(model)
+            tokenizer = tokenizer or load_tokenizer(folder)
+            self.model = self._load(folder, transformers)
+        self.tokenizer = tokenizer
+        self.model.eval().requires_grad_(False)
+        cfg = self.model.config
+        for attr in ("final_logit_softcapping", "logit_scale", "output_multiplier_scale"):
+            if getattr(cfg, attr, None) not in (None, 1, 1.0):
+                raise ModelError(f"scorer model {self.model_source}: {attr} is not supported")
+        self.max_len = int(getattr(cfg, "max_position_embeddings", None) or 2048)
+        self._base = self.model.base_model
+        self._head = self.model.get_output_embeddings()
+        if self._head is None:
+            raise ModelError(f"scorer model {self.model_source} has no output layer (not a causal LM)")
+        vocab = self._head.weight.shape[0]
+        self._lse = _lse_minus_target
+        bytes_per_row = vocab * (2 + 4 + 4 + 4)  # logits, float32 copy, exp temporaries
+        if compile and on_gpu:
+            self._compile(torch, compile)
+            if self._lse is not _lse_minus_target:
+                bytes_per_row = vocab * self._head.weight.element_size()
+        self._chunk_rows = max(16, HEAD_CHUNK_BYTES // bytes_per_row)
+
+    @classmethod
+    def from_options(cls, **opts: Any) -> LMScorer:
+        """Build from CLI/registry options; None means "default"; `stride` or `overlap`."""
+        own = split_options(opts, cls.OPTIONS, cls.name)
+        return cls(**own)
+
+    # --- loading -----------------------------------------------------------------
+    def _load(self, folder, transformers):
+        from transformers import AutoModelForCausalLM
+        from transformers.utils import logging as hf_logging
+
+        bar = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        try:
+            model = AutoModelForCausalLM.from_pretrained(
+                folder, dtype=self.dtype, attn_implementation="sdpa", use_safetensors=True,
+                trust_remote_code=False, local_files_only=True,
+            )
+        except (OSError, ValueError, KeyError, RuntimeError, ImportError, TypeError) as err:
+            msg = (str(err).strip() or type(err).__name__).splitlines()[0]
+            raise ModelError(f"cannot load scorer model {self.model_source}: {msg}") from None
+        finally:
+            if bar:
+                hf_logging.enable_progress_bar()
+        return model.to(self.device)
+
+    def _compile(self, torch, mode: bool | str) -> None:
+        """On CUDA: fuse the logsumexp (always cheap to compile); `compile=True` also the layers."""
+        try:
+            self._lse = torch.compile(_lse_minus_target, dynamic=True)
+            if mode is True:
+                for layer in getattr(self._base, "layers", []):
+                    layer.compile(dynamic=False)
+        except Exception:  # no triton / no compiler: eager still gives the same numbers
+            self._lse = _lse_minus_target
+
+    # --- backend hooks -------------------------------------------------------------
+    def token_nll(self, ids: Sequence[int]) -> list[float]:
+        """Surprisal (nats) of every token of `ids` (the first is nan); windows as configured."""
+        import math
+
+        windows = self.plan(len(ids), [(1, len(ids))])
+        out = self._nll_windows(ids, windows, [(1, len(ids))])
+        return [out.get(p, math.nan) for p in range(len(ids))]
+
+    def plan(self, n: int, needed):
+        from catp.scoring._logprobs import plan_windows
+
+        return plan_windows(n, needed, min(self.window, self.max_len), self.overlap)
+
+    def _nll_windows(self, ids, windows: Sequence[Window], needed) -> dict[int, float]:
+        torch = _import_torch()[0]
+        if not windows:
+            return {}
+        ids_t = torch.as_tensor(list(ids), dtype=torch.long)
+        length = windows[0].end - windows[0].start
+        per_batch = max(1, self.batch_tokens // length)
+        starts = [a for a, _ in needed]
+        out: dict[int, float] = {}
+        for i in range(0, len(windows), per_batch):
+            batch = windows[i:i + per_batch]
+            rows = torch.stack([ids_t[w.start:w.end] for w in batch])
+            positions: list[int] = []
+            flat: list[int] = []
+            for b, w in enumerate(batch):
+                for p in _needed_in(needed, starts, w.score_from, w.end):
+                    positions.append(p)
+                    flat.append(b * length + (p - w.start - 1))
+            if not positions:
+                continue
+            nll = self._forward_nll(rows, torch.as_tensor(flat), ids_t[torch.as_tensor(positions)])
+            out.update(zip(positions, nll.tolist()))
+        return out
+
+    def _nll_sequences(self, seqs, measure_from) -> list[float]:
+        torch = _import_torch()[0]
+        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+        means: list[float] = [0.0] * len(seqs)
+        i = 0
+        while i < len(order):
+            j = i + 1  # sorted by length: the last one added sets the batch width
+            while j < len(order) and (j - i + 1) * len(seqs[order[j]]) <= self.batch_tokens:
+                j += 1
+            batch = order[i:j]
+            width = len(seqs[batch[-1]])
+            rows = torch.zeros((len(batch), width), dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            flat, targets, owner = [], [], []
+            for b, k in enumerate(batch):
+                s = seqs[k]
+                rows[b, :len(s)] = torch.as_tensor(list(s))
+                mask[b, :len(s)] = 1
+                for p in range(measure_from[k], len(s)):
+                    flat.append(b * width + p - 1)
+                    targets.append(s[p])
+                    owner.append(k)
+            nll = self._forward_nll(rows, torch.as_tensor(flat), torch.as_tensor(targets), mask)
+            sums: dict[int, list[float]] = {}
+            for k, v in zip(owner, nll.tolist()):
+                sums.setdefault(k, []).append(v)
+            for k in batch:
+                vals = sums.get(k, [])
+                means[k] = sum(vals) / len(vals) if vals else 0.0
+            i = j
+        return means
+
+    def _forward_nll(self, rows, flat, targets, mask=None):
+        """Run the base model on `rows`; surprisal of `targets` at hidden rows `flat` (float32, CPU)."""
+        torch = _import_torch()[0]
+        with torch.inference_mode():
+            kwargs = {"input_ids": rows.to(self.device), "use_cache": False}
+            if mask is not None:
+                kwargs["attention_mask"] = mask.to(self.device)
+            hidden = self._base(**kwargs).last_hidden_state
+            hidden = hidden.reshape(-1, hidden.shape[-1]).index_select(0, flat.to(self.device))
+            return self._head_nll(hidden, targets.to(self.device)).cpu()
+
+    def _head_nll(self, hidden, targets):
+        """Output layer in row chunks; only the target's log-prob survives each chunk."""
+        torch = _import_torch()[0]
+        out = torch.empty(hidden.shape[0], dtype=torch.float32, device=hidden.device)
+        weight, bias = self._head.weight, self._head.bias
+        for s in range(0, hidden.shape[0], self._chunk_rows):
+            logits = torch.nn.functional.linear(hidden[s:s + self._chunk_rows], weight, bias)
+            out[s:s + self._chunk_rows] = self._lse(logits, targets[s:s + self._chunk_rows])
+        return out
+
+
+def _needed_in(needed, starts: list[int], lo: int, hi: int):
+    """Needed positions in [lo, hi), in order."""
+    i = max(0, bisect.bisect_right(starts, lo) - 1)
+    while i < len(needed) and needed[i][0] < hi:
+        a, b = needed[i]
+        yield from range(max(a, lo), min(b, hi))
+        i += 1
