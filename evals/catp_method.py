@@ -1,0 +1,97 @@
+"""catp as an eval method: one `Pruner` per domain, built once per worker process."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from evals.methods import Budget, Outcome
+from evals.sizing import nonws_count
+
+CHAR_FIT_TRIES = 6
+
+
+@dataclass
+class UnitView:
+    """One unit's decision, for the failure listing."""
+
+    start: int
+    end: int
+    kept: bool
+    reasons: list[str]
+    priority: int
+    score: float
+    deleted: bool
+
+
+class CatpMethod:
+    def __init__(self, name: str = "catp", *, domain: str | None = None, rules: tuple[str, ...] = (),
+                 scorer: str = "lexical", tokenizer: str | None = None) -> None:
+        self.name = name
+        self.domain, self.rules, self.scorer, self.tokenizer = domain, rules, scorer, tokenizer
+        self._pruners: dict[str, object] = {}
+
+    def pruner(self, domain: str):
+        from catp.pipeline import Pruner
+
+        key = self.domain or domain
+        if key not in self._pruners:
+            self._pruners[key] = Pruner(domain=key, rules=self.rules, tokenizer=self.tokenizer, scorer=self.scorer)
+        return self._pruners[key]
+
+    @property
+    def counter(self):
+        from catp.tokens import load_token_counter
+
+        return load_token_counter(self.tokenizer)
+
+    def run(self, text: str, budget: Budget, size, *, doc_id: str = "", domain: str = "general",
+            question: str | None = None, explain: bool = False) -> Outcome:
+        pruner = self.pruner(domain)
+        if budget.unit == "tokens":
+            return self._prune(pruner, text, int(budget.limit), question, explain)
+        return self._fit_chars(pruner, text, budget.limit, size, question, explain)
+
+    def _fit_chars(self, pruner, text, limit, size, question, explain) -> Outcome:
+        """Find a token budget whose output has <= limit non-whitespace characters."""
+        input_tokens = pruner.tokens.count(text)
+        tokens = max(int(limit * input_tokens / max(size.total, 1)), 0)
+        best = None
+        for _ in range(CHAR_FIT_TRIES):
+            out = self._prune(pruner, text, tokens, question, explain)
+            chars = nonws_count(out.text)
+            if chars <= limit:
+                best = out
+                if chars >= 0.97 * limit:
+                    break
+                tokens = max(int(tokens * limit / max(chars, 1)), tokens + 1)
+            else:
+                tokens = min(math.floor(tokens * limit / chars) - 1, tokens - 1)
+                if tokens < 0:
+                    break
+            if best is not None and tokens <= best.budget_used:
+                break
+        if best is None:
+            best = self._prune(pruner, text, 0, question, explain)
+            best.note = "no token budget met the character limit"
+        return best
+
+    def _prune(self, pruner, text, tokens, question, explain) -> Outcome:
+        started = time.perf_counter()
+        if hasattr(pruner, "analyse") and hasattr(pruner, "_finish"):
+            doc = pruner.analyse(text, budget=tokens, question=question)
+            result = pruner._finish(doc, explain=False)
+        else:
+            doc, result = None, pruner.prune(text, budget=tokens, question=question)
+        seconds = time.perf_counter() - started
+        units = None
+        if explain and doc is not None:
+            units = [
+                UnitView(u.start, u.end, d.kept, list(d.reasons) or list(doc.unit_rules[i]), d.priority,
+                         round(d.score, 4), bool(doc.unit_deleted[i]))
+                for i, (u, d) in enumerate(zip(doc.units, doc.decisions))
+            ]
+        return Outcome(kept=[(k.start, k.end) for k in result.kept], text=result.text, seconds=seconds,
+                       reasons=[list(k.reasons) for k in result.kept], budget_used=tokens,
+                       note="; ".join(result.warnings[:1]), units=units)

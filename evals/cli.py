@@ -1,0 +1,62 @@
+"""`catp eval` / `python -m evals`: measure what survives pruning."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from catp.errors import CatpError
+
+
+class EvalError(CatpError):
+    """Bad eval options or data: one line, exit code 2."""
+
+
+def eval_command(
+    ctx: typer.Context,
+    paths: Optional[list[Path]] = typer.Argument(None, help="Data files or folders (same as --data)."),
+    data: Optional[list[Path]] = typer.Option(None, "--data", help="JSONL file, folder of them, or a raw corpus (CUAD folder, TAT-QA .json, brat, .bio). Repeatable."),
+    domain: Optional[str] = typer.Option(None, help="Force one domain for catp; default: each document's own."),
+    rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file(s) for catp."),
+    against: Optional[list[Path]] = typer.Option(None, "--against", help="Compare --rules against these rule file(s): per-label deltas."),
+    ratios: Optional[str] = typer.Option(None, help="Comma list of ratios, e.g. 1/10,1/6,1/4,1/2 (default 1/6)."),
+    budgets: Optional[str] = typer.Option(None, help="Comma list of absolute budgets (in --size units) instead of ratios."),
+    size: str = typer.Option("tokens", "--size", help="tokens (the tokenizer's) or chars (non-whitespace characters)."),
+    question_aware: bool = typer.Option(False, "--question-aware", help="Also prune once per question with prune(question=...)."),
+    out: Path = typer.Option(Path("evals-report"), "--out", help="Report folder."),
+    scorer: str = typer.Option("lexical", help="catp scorer name."),
+    tokenizer: Optional[str] = typer.Option(None, help="Tokenizer (default: bundled Qwen BPE)."),
+    baselines: str = typer.Option("head,middle-out,random,llmlingua2", help="Comma list of baselines ('' for none)."),
+    jobs: int = typer.Option(0, "--jobs", help="Worker processes (0: one per core)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="At most N documents per set (the first N)."),
+    seed: int = typer.Option(0, help="Seed of the random-sentences baseline."),
+    values: bool = typer.Option(True, "--values/--no-values", help="Run the independent number/date/money check."),
+    failures: int = typer.Option(25, "--failures", help="Lost gold items listed per set."),
+    update_docs: Optional[Path] = typer.Option(None, "--update-docs", help="Write the results table into this Markdown file."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="Cache folder for extracted values (default ~/.cache/catp/evals)."),
+) -> None:
+    """Measure what survives pruning: gold kept, size, latency, values, questions; vs baselines."""
+    from evals.main import EvalOptions, run_eval
+
+    all_paths = [*(paths or []), *(data or [])]
+    if not all_paths:
+        raise EvalError("give at least one data file or folder (--data PATH)")
+    args = sys.argv[1:]
+    if args and args[0] == "eval":
+        args = args[1:]
+    options = EvalOptions(
+        paths=all_paths, domain=domain, rules=list(rules or []), against=list(against or []), ratios=ratios,
+        budgets=budgets, size=size, question_aware=question_aware, out=out, scorer=scorer, tokenizer=tokenizer,
+        baselines=baselines, jobs=jobs or os.cpu_count() or 1, limit=limit, seed=seed, values=values,
+        failures=failures, update_docs=update_docs,
+        cache=cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "catp" / "evals",
+        command=f"{ctx.command_path} {shlex.join(args)}".strip(),
+    )
+    started = time.perf_counter()
+    run_eval(options, started)
