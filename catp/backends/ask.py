@@ -25,7 +25,7 @@ from catp.backends.templates import PromptTemplate, load_templates
 from catp.errors import BackendError, BudgetError, InputError
 from catp.result import PruneResult
 
-log = logging.getLogger("catp.backends")
+log = logging.getLogger("catp.backends.ask")
 
 PRECHECK_ROUNDS = 3
 

@@ -19,7 +19,7 @@ from catp.backends.base import Backend
 from catp.backends.schemas import KvCache
 from catp.errors import BackendError, BudgetError
 
-log = logging.getLogger("catp.backends")
+log = logging.getLogger("catp.backends.budget")
 
 
 class Figure(BaseModel):
@@ -53,6 +53,7 @@ class ChatCounter:
         self.source = backend.tokenize_source
         self._local = None
         self.exact = True
+        self.notes: list[str] = []  # how and why counting fell back, for the result's warnings
 
     def count(self, messages: Sequence[Mapping[str, str]]) -> int:
         if self._local is None:
@@ -70,7 +71,7 @@ class ChatCounter:
 
                 tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
                 self.source = f"local tokenizer {path} (chat template)"
-                log.warning("%s; counting with %s", exc, self.source)
+                self._note(f"{exc}; counting with {self.source}")
 
                 def local(messages):
                     text = tok.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
@@ -78,14 +79,18 @@ class ChatCounter:
 
                 return local
             except Exception as err:  # transformers missing, or no chat template
-                log.warning("local tokenizer %s unusable (%s)", path, err)
+                self._note(f"local tokenizer {path} unusable ({type(err).__name__}: {err})")
         from catp.tokens import load_token_counter
 
         counter = load_token_counter(None)
         self.exact = False
         self.source = f"estimate: {counter.name} + 8 tokens per message (the server has no /tokenize)"
-        log.warning("%s; counting with an %s", exc, self.source)
+        self._note(f"{exc}; counting with an {self.source}")
         return lambda messages: sum(counter.count(m["content"]) + 8 for m in messages)
+
+    def _note(self, text: str) -> None:
+        log.warning(text)
+        self.notes.append(text)
 
 
 def engine_budget(
@@ -130,7 +135,7 @@ def engine_budget(
         per_request = Figure(value=share, source=f"({kv.usable_blocks} blocks // concurrency {concurrency})"
                                                  f" x block_size {kv.block_size}, from {kv.source}")
         if share < limit_total:
-            limit_total, bound = share, f"KV-cache share at concurrency {concurrency}"
+            limit_total, bound = share, f"KV share (concurrency {concurrency})"
     prompt_limit = limit_total - max_tokens
     if prompt_limit < 1:
         raise BudgetError(f"max_tokens={max_tokens} does not fit the {bound} of {limit_total} tokens; "
@@ -144,7 +149,7 @@ def engine_budget(
         backend=backend.name,
         model=backend.model,
         max_model_len=ctx,
-        max_tokens=Figure(value=max_tokens, source="reserved for the answer (--max-tokens)"),
+        max_tokens=Figure(value=max_tokens, source="--max-tokens"),
         prompt_overhead=Figure(value=overhead, source=f"{counter.source}, template + question, empty document"),
         kv_cache_tokens=Figure(value=kv.tokens, source=kv.source) if kv else None,
         block_size=kv.block_size if kv else None,
@@ -154,5 +159,5 @@ def engine_budget(
         prompt_limit=Figure(value=prompt_limit, source=f"{bound} {limit_total} - max_tokens {max_tokens}"),
         document_budget=Figure(value=doc, source=f"prompt limit {prompt_limit} - overhead {overhead}"),
         counter=counter.source,
-        warnings=warnings,
+        warnings=[*warnings, *counter.notes],
     )

@@ -32,9 +32,9 @@ from catp.backends.schemas import (
     StreamChunk,
     TokenizeReply,
 )
-from catp.errors import BackendError
+from catp.errors import BackendError, CatpError
 
-log = logging.getLogger("catp.backends")
+log = logging.getLogger("catp.backends.client")
 
 API_KEY_ENV = ("CATP_API_KEY", "OPENAI_API_KEY")
 DEFAULT_CONNECT_TIMEOUT = 5.0
@@ -62,7 +62,7 @@ def split_server_url(server: str) -> tuple[str, str]:
     """'http://h:8000' or 'http://h:8000/v1' -> (root, base) = ('http://h:8000', 'http://h:8000/v1')."""
     url = server.strip().rstrip("/")
     if not re.match(r"^https?://[^/\s]+", url):
-        raise BackendError(f"server URL must start with http:// or https:// and name a host: {server!r}")
+        raise CatpError(f"server URL must start with http:// or https:// and name a host: {server!r}")
     root = url[: -len("/v1")] if url.endswith("/v1") else url
     return root, root + "/v1"
 
@@ -165,7 +165,7 @@ class VLLMClient:
         """One chat answer. With `on_delta`, it streams and calls it with each piece of text."""
         msgs, warnings = normalize_messages(messages)
         for w in warnings:
-            log.warning("%s: %s", self.base_url, w)
+            log.debug("%s: %s", self.base_url, w)
         body = {"model": self.model, "messages": msgs, "max_tokens": max_tokens,
                 "temperature": temperature, **(extra or {})}
         url = self.base_url + "/chat/completions"
