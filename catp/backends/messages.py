@@ -22,7 +22,8 @@ def normalize_messages(messages: Iterable[Mapping[str, str]]) -> tuple[list[Mess
     systems = [m for m in items if m["role"] == "system"]
     others = [m for m in items if m["role"] != "system"]
     warnings: list[str] = []
-    late = [i for i, m in enumerate(items) if m["role"] == "system" and i >= len(systems)]
+    first_other = next((i for i, m in enumerate(items) if m["role"] != "system"), len(items))
+    late = [i for i, m in enumerate(items) if m["role"] == "system" and i > first_other]
     if late:
         warnings.append(f"moved system message(s) at position {', '.join(map(str, late))} to the front")
     if len(systems) > 1:
