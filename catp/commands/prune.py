@@ -68,7 +68,10 @@ def prune_command(
     else:
         rendered = result.text
     if output:
-        output.write_text(rendered + ("\n" if fmt is not Format.html else ""), encoding="utf-8")
+        try:
+            output.write_text(rendered + ("\n" if fmt is not Format.html else ""), encoding="utf-8")
+        except OSError as exc:
+            raise CatpError(f"{output}: cannot write the output ({exc.strerror or exc})") from exc
     else:
         typer.echo(rendered)
     if not quiet:
