@@ -56,8 +56,9 @@ class RegexMatcher(Matcher):
     def __init__(self, rule: RegexRule, where: dict) -> None:
         super().__init__(rule, where)
         self.pattern = compile_regex(rule.pattern, rule.flags, where=where)
-        if isinstance(rule.group, int) and rule.group > self.pattern.groups:
-            raise RuleError(f"group {rule.group} does not exist in the pattern", **where)
+        group = rule.group
+        if not (0 <= group <= self.pattern.groups if isinstance(group, int) else group in self.pattern.groupindex):
+            raise RuleError(f"group {group!r} does not exist in the pattern", **where)
         self.validate = None
         if rule.validate_with:
             from catp.rules.validators import VALIDATORS
