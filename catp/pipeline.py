@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from bisect import bisect_left
 from fractions import Fraction
@@ -23,6 +24,7 @@ from catp.select import rank, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
+_SURROGATE = re.compile("[\ud800-\udfff]")  # str can hold them; tokenizers cannot
 
 
 def parse_ratio(value: str | float) -> float:
@@ -79,6 +81,8 @@ class Pruner:
             raise InputError("text must be a str (decode bytes with Pruner.prune_bytes)")
         if not text.strip():
             raise InputError("the input is empty")
+        if _SURROGATE.search(text):
+            raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
         started = time.perf_counter()
         lang, langs = detect_langs(text)
         domain = self.domain or detect_domain(text)
