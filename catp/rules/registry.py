@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catp.errors import CatpError
 from catp.rules.loader import LoadedRuleSet, check_unique_ids
 from catp.rules.matchers import Matcher, build_matcher
 
@@ -24,6 +25,8 @@ class RuleRegistry:
 
     def __init__(self, loaded: list[LoadedRuleSet], *, cue_window_tokens: int | None = None) -> None:
         check_unique_ids(loaded)
+        if cue_window_tokens is not None and not 1 <= cue_window_tokens <= 4096:
+            raise CatpError(f"the cue window must be 1 to 4096 tokens, got {cue_window_tokens}")
         self.loaded = loaded
         self.rules: list[CompiledRule] = []
         for item in loaded:
