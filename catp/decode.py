@@ -55,7 +55,7 @@ def _clean(text: str, source: str) -> str:
         raise InputError(f"{source}: the input is empty")
     nul = text.count("\x00")
     if nul and nul > len(text) // 100:
-        raise InputError(f"{source}: looks binary ({nul} NUL characters)")
+        raise InputError(f"{source}: looks binary ({nul} NUL characters); give --encoding if it is UTF-16/32 text without a BOM")
     return text
 
 
