@@ -37,9 +37,7 @@ def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = D
         pass
     if b"\x00" in data:
         raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); give --encoding if it is text")
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(data).best()
+    best = _detect(data)
     if best is None:
         raise InputError(f"{source}: looks binary or uses an unknown encoding; give --encoding")
     name = _ALIASES.get(best.encoding.lower().replace("-", ""), best.encoding)
@@ -47,6 +45,20 @@ def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = D
         return _clean(data.decode(name), source), name
     except (LookupError, UnicodeDecodeError):
         return _clean(str(best), source), best.encoding
+
+
+def _detect(data: bytes):
+    """charset-normalizer's best guess. Chinese legal and medical text full of symbols (×××× redactions,
+    ｜, full-width forms) can look chaotic to it: it then gives up on GB18030 or picks a Japanese code
+    page with no coherent language. Then a GB18030/Big5 reading that is coherent Chinese wins."""
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is None or not best.coherence:
+        zh = from_bytes(data, cp_isolation=["gb18030", "big5"], threshold=1.0).best()
+        if zh is not None and zh.coherence > (best.coherence if best is not None else 0.0):
+            best = zh
+    return best
 
 
 def _clean(text: str, source: str) -> str:
