@@ -46,7 +46,8 @@ def load_jsonl(path: Path) -> list[DataSet]:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
-                raise DataError(f"{path}:{line_no}: {where}: {first['msg']}") from exc
+                message = first["msg"].removeprefix("Value error, ")
+                raise DataError(f"{path}:{line_no}: {where + ': ' if where else ''}{message}") from exc
     return [DataSet(set_name(path), str(path), docs)]
 
 

@@ -1,0 +1,96 @@
+"""Baselines: exact cuts on hand-made texts, budgets respected, seeded randomness."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals.baselines import (HeadTruncation, LLMLingua2, MiddleOut, RandomSentences, align_words,
+                             build_baselines, sentences)
+from evals.methods import Budget
+from evals.sizing import CharSize, TokenSize, nonws_count
+
+TEXT = "One two. Three four five. Six seven! Eight nine ten. Eleven twelve?\nThirteen."
+
+
+def run(method, budget, text=TEXT, **kw):
+    size = CharSize(text)
+    return method.run(text, Budget("chars", budget), size, doc_id="d1", **kw)
+
+
+def test_head_truncation_keeps_the_longest_prefix_within_the_budget():
+    out = run(HeadTruncation(), 10)
+    assert out.text == "One two. Thr"  # 10 non-whitespace characters
+    assert out.kept == [(0, 12)]
+    assert nonws_count(run(HeadTruncation(), 10.9).text) == 10
+
+
+def test_middle_out_splits_the_budget_between_head_and_tail():
+    text = "abcdefghij" * 3  # 30 characters, no whitespace
+    out = run(MiddleOut(), 10, text=text)
+    assert out.kept == [(0, 5), (25, 30)]
+    assert out.text == "abcde\nfghij"
+
+
+def test_middle_out_with_odd_budget_gives_the_tail_the_rest():
+    out = run(MiddleOut(), 7, text="0123456789")
+    assert out.kept == [(0, 3), (6, 10)]
+
+
+def test_sentences_cover_the_text_in_order():
+    spans = sentences(TEXT)
+    assert "".join(TEXT[s:e] for s, e in spans) == TEXT
+    assert TEXT[spans[0][0]:spans[0][1]] == "One two."
+
+
+def test_random_sentences_are_seeded_in_order_and_within_budget():
+    a = run(RandomSentences(seed=1), 25)
+    assert a.kept == run(RandomSentences(seed=1), 25).kept  # same seed, same choice
+    assert nonws_count(a.text) <= 25
+    assert a.kept == sorted(a.kept)
+    whole = {TEXT[s:e].strip() for s, e in sentences(TEXT)}
+    for s, e in a.kept:  # whole sentences only (merged neighbours aside)
+        assert all(piece.strip() in whole for piece in _split_sentences(TEXT[s:e]))
+    choices = {tuple(run(RandomSentences(seed=seed), 25).kept) for seed in range(8)}
+    assert len(choices) > 1  # the seed matters
+
+
+def _split_sentences(chunk):
+    return [chunk[s:e] for s, e in sentences(chunk) if chunk[s:e].strip()]
+
+
+def test_token_budget_is_never_exceeded_with_the_real_tokenizer():
+    from catp.tokens import load_token_counter
+
+    counter = load_token_counter()
+    text = ("The Licensee shall pay the Licensor a fee of $5,000 within thirty (30) days. " * 20
+            + "甲方应于2024年3月5日前向乙方支付违约金三百万元。" * 10)
+    size = TokenSize(text, counter)
+    for limit in (1, 17, 100, 333):
+        for method in (HeadTruncation(), MiddleOut(), RandomSentences()):
+            out = method.run(text, Budget("tokens", limit), size, doc_id="t")
+            assert counter.count(out.text) <= limit, (method.name, limit)
+        head = HeadTruncation().run(text, Budget("tokens", limit), size).text
+        assert counter.count(head) >= limit - 2  # and it is not needlessly short
+
+
+def test_llmlingua_words_are_aligned_back_to_input_offsets():
+    original = "The fee is  $5,000 per year, payable monthly."
+    spans = align_words(original, "fee $5,000 monthly.")
+    assert [original[s:e] for s, e in spans] == ["fee", "$5,000", "monthly."]
+    assert align_words(original, "unknown words") == []
+
+
+def test_llmlingua2_skips_with_a_reason_when_unavailable():
+    reason = LLMLingua2.unavailable()
+    try:
+        import llmlingua  # noqa: F401
+    except ImportError:
+        assert reason and "llmlingua" in reason
+    built, skipped = build_baselines(["head", "llmlingua2"])
+    assert [b.name for b in built][0] == "head"
+    assert (skipped.get("llmlingua2") == reason) if reason else ("llmlingua2" not in skipped)
+
+
+def test_unknown_baseline_is_an_error():
+    with pytest.raises(ValueError, match="unknown baseline"):
+        build_baselines(["tail"])

@@ -1,0 +1,153 @@
+"""Loaders: the CUAD raw layout (fixture under tests/data/cuad_raw), JSONL errors, other raw formats,
+and the shared dev sets when present."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evals.loaders import DataError, load_paths
+from evals.locate import WhitespaceIndex
+
+ROOT = Path(__file__).resolve().parents[1]
+CUAD_RAW = ROOT / "tests" / "data" / "cuad_raw"
+SHARED = ROOT.parent / "shared" / "evals-data"
+
+
+def by_label(doc):
+    out = {}
+    for g in doc.gold:
+        out.setdefault(g.label, []).append(g)
+    return out
+
+
+def test_whitespace_tolerant_locate():
+    text = "The  total\nliability   shall not exceed $5."
+    index = WhitespaceIndex(text)
+    start, end = index.find("total liability shall")
+    assert text[start:end] == "total\nliability   shall"
+    assert index.find("liability shall not", start=30) is None
+    assert index.find("   ") is None
+
+
+def test_cuad_raw_excerpts_are_located_with_kinds_and_questions():
+    [data] = load_paths([CUAD_RAW])
+    assert [d.id for d in data.docs] == ["AlphaCorp_20200101_EX-10.1_Supply Agreement",
+                                         "GammaInc_20190707_EX-99_License Agreement"]
+    alpha = data.docs[0]
+    labels = by_label(alpha)
+    assert labels["Document Name"][0].quote == "SUPPLY   AGREEMENT"  # runs of spaces in the text
+    assert [g.quote for g in labels["Parties"]] == ["Alpha Corp.", "Supplier", "Beta\nLLC", "Buyer"]
+    assert {g.kind for g in labels["Parties"]} == {"entity"}
+    assert labels["Agreement Date"][0].kind == "date"
+    notice = labels["Notice Period To Terminate Renewal"][0]
+    assert notice.quote.startswith("renews\nautomatically") and notice.kind == "date"
+    # '<omitted>' joins two pieces: each is its own gold item
+    assert [g.quote for g in labels["Cap On Liability"]] == [
+        "In no event shall Supplier's total liability exceed\n$250,000.", "This cap does not apply to fraud."]
+    assert {g.kind for g in labels["Cap On Liability"]} == {"amount"}
+    assert "Governing Law" not in labels  # its excerpt has a typo: not found, and counted
+    for g in alpha.gold:
+        assert alpha.text[g.start:g.end] == g.quote
+    questions = {q.question: q for q in alpha.questions}
+    date_q = questions["What is the Agreement Date of this contract?"]
+    assert date_q.answer == "3/5/20" and [alpha.gold[i].label for i in date_q.gold_index] == ["Agreement Date"]
+    assert "What is the Notice Period To Terminate Renewal of this contract?" in questions  # '- Answer' header
+    assert any("no text file" in w and "MissingCo" in w for w in data.warnings)
+    assert any("1 excerpts" in w for w in data.warnings)
+    gamma = data.docs[1]  # '.PDF' in the CSV, '.txt' on disk
+    assert [g.quote for g in by_label(gamma)["Parties"]] == ["Gamma Inc.", "Delta Ltd."]
+
+
+def test_cuad_raw_without_text_folder_is_an_error(tmp_path):
+    (tmp_path / "master_clauses.csv").write_text("Filename,Parties,Parties-Answer\n")
+    with pytest.raises(DataError, match="full_contract_txt"):
+        load_paths([tmp_path])
+
+
+def _jsonl(tmp_path, records, name="mini.dev.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
+    return path
+
+
+def test_jsonl_set_name_and_missing_questions(tmp_path):
+    text = "The fee is $5."
+    path = _jsonl(tmp_path, [{"id": "a", "text": text, "gold": [{"start": 11, "end": 13, "quote": "$5", "kind": "amount"}]}])
+    [data] = load_paths([path])
+    assert data.name == "mini" and data.docs[0].questions == []
+
+
+def test_jsonl_bad_offsets_name_the_line(tmp_path):
+    good = {"id": "a", "text": "abc", "gold": []}
+    bad = {"id": "b", "text": "abc", "gold": [{"start": 0, "end": 2, "quote": "bc", "kind": "x"}]}
+    with pytest.raises(DataError, match=r"mini\.dev\.jsonl:2: gold"):
+        load_paths([_jsonl(tmp_path, [good, bad])])
+
+
+def test_jsonl_not_json_and_missing_path(tmp_path):
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"id": "a", "text": "x"}\n{oops\n')
+    with pytest.raises(DataError, match="broken.jsonl:2: not JSON"):
+        load_paths([path])
+    with pytest.raises(DataError, match="no such file"):
+        load_paths([tmp_path / "nope"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no eval data"):
+        load_paths([tmp_path / "empty"])
+
+
+def test_tatqa_raw_builds_evidence_answers_and_all_support(tmp_path):
+    contexts = [{
+        "table": {"uid": "t1", "table": [["", "2019", "2018"], ["Revenue", "$1,200", "$1,000"]]},
+        "paragraphs": [{"uid": "p1", "order": 1, "text": "Revenue grew because of new contracts."},
+                       {"uid": "p2", "order": 2, "text": "Costs were flat."}],
+        "questions": [{"uid": "q1", "order": 1, "question": "Why did revenue grow?", "answer": ["new contracts"],
+                       "answer_type": "span", "answer_from": "text", "rel_paragraphs": ["1"]},
+                      {"uid": "q2", "order": 2, "question": "Change?", "answer": 200, "answer_type": "arithmetic",
+                       "answer_from": "table", "rel_paragraphs": [], "facts": ["$1,200", "$1,000"]}],
+    }]
+    path = tmp_path / "tatqa_dataset_dev.json"
+    path.write_text(json.dumps(contexts))
+    [data] = load_paths([path])
+    doc = data.docs[0]
+    assert doc.text.startswith("=== Excerpt 1 ===\n | 2019 | 2018\nRevenue | $1,200 | $1,000\n")
+    kinds = [(g.kind, g.quote) for g in doc.gold]
+    assert ("evidence", "Revenue grew because of new contracts.") in kinds
+    assert ("answer", "new contracts") in kinds
+    assert ("number", "$1,200") in kinds and ("number", "$1,000") in kinds
+    assert [q.support for q in doc.questions] == ["all", "all"]
+    assert len(doc.questions[1].gold_index) == 2
+
+
+def test_brat_and_bio(tmp_path):
+    (tmp_path / "brat").mkdir()
+    (tmp_path / "brat" / "r1.txt").write_text("患者腹痛三天，查血常规。")
+    (tmp_path / "brat" / "r1.ann").write_text("T1\t症状和体征 2 4\t腹痛\nT2\t检查和检验 8 11\t血常规\n#1\tnote\n")
+    [brat] = load_paths([tmp_path / "brat"], domain="medical")
+    doc = brat.docs[0]
+    assert [(g.label, g.quote) for g in doc.gold] == [("症状和体征", "腹痛"), ("检查和检验", "血常规")]
+    assert doc.lang == "zh" and doc.domain == "medical"
+    bio = tmp_path / "r2.bio"
+    bio.write_text("患 O\n者 O\n腹 B-SYM\n痛 I-SYM\n\n查 O\n血 B-EXAM\n常 I-EXAM\n规 I-EXAM\n")
+    [data] = load_paths([bio])
+    d = data.docs[0]
+    assert d.text == "患者腹痛\n查血常规"
+    assert [(g.label, g.quote) for g in d.gold] == [("SYM", "腹痛"), ("EXAM", "血常规")]
+    bio.write_text("患 O\n者\n")
+    with pytest.raises(DataError, match=r"r2\.bio:2"):
+        load_paths([bio])
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared dev sets not present at ../shared/evals-data")
+def test_shared_dev_sets_load_with_the_readme_counts():
+    sets = {s.name: s for s in load_paths([SHARED])}
+    expected = {"cuad": (312, 8465, 862), "cail2019_cjrc": (27, 6747, 4505), "ccks2017_cner": (13, 23751, 0),
+                "tatqa": (27, 2501, 1759), "e3c_en": (8, 2608, 0)}
+    for name, (docs, gold, questions) in expected.items():
+        data = sets[name]
+        assert len(data.docs) == docs
+        assert sum(len(d.gold) for d in data.docs) == gold
+        assert sum(len(d.questions) for d in data.docs) == questions
