@@ -80,7 +80,8 @@ def _unit_priorities(doc: Document) -> None:
                 rules[i].append(span.rule_id)
             if span.action is Action.PROTECT:
                 priority[i] = max(priority[i], span.priority)
-                value[i] += fact_weight(span.priority)
+                overlap = min(unit.end, span.end) - max(unit.start, span.start)
+                value[i] += fact_weight(span.priority) * overlap / (span.end - span.start)
             else:
                 boost[i] = max(boost[i], span.priority)
     for i in range(n):

@@ -20,7 +20,7 @@ from catp.rules.registry import RuleRegistry
 from catp.scoring.base import Scorer
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
-from catp.select import rank, select
+from catp.select import Selection, fill, rank, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
@@ -44,7 +44,7 @@ class Pruner:
     def __init__(self, domain: str | None = None, rules: list[str | Path] | tuple = (),
                  tokenizer: str | TokenCounter | None = None, scorer: str | Scorer | None = "lexical",
                  gap_marker: str = DEFAULT_GAP_MARKER, *, cue_window_tokens: int | None = None,
-                 regex_timeout: float = 2.0, question_share: float = 0.5, scorer_options: dict | None = None) -> None:
+                 regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
         self.domain = None if domain in (None, "auto") else domain
         self.extra_rules = [str(r) for r in rules]
         self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
@@ -55,6 +55,7 @@ class Pruner:
         self.regex_timeout = regex_timeout
         self.question_share = question_share
         self._registries: dict[str, RuleRegistry] = {}
+        self._prepared: list[tuple[str, Document, int]] = []
         if self.domain is not None:
             self.registry(self.domain)  # fail fast on bad rule files
 
@@ -84,14 +85,8 @@ class Pruner:
         if _SURROGATE.search(text):
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
         started = time.perf_counter()
-        lang, langs = detect_langs(text)
-        domain = self.domain or detect_domain(text)
-        doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
-        token_starts = self.tokens.token_starts(text)
-        doc_budget = self._budget(len(token_starts), budget, ratio)
-        segment(doc)
-        annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout)
-        _cost_units(doc, token_starts)
+        doc, n_tokens = self._prepare(text, encoding)
+        doc_budget = self._budget(n_tokens, budget, ratio)
         self._score(doc, question, doc_budget)
         kept = self._select(doc, doc_budget, question)
         doc.decisions = [
@@ -99,10 +94,31 @@ class Pruner:
                      priority=doc.unit_priority[i], score=doc.scores.get(i, 0.0))
             for i, k in enumerate(kept)
         ]
-        doc.input_tokens, doc.budget, doc.started = len(token_starts), doc_budget, started
+        doc.input_tokens, doc.budget, doc.started = n_tokens, doc_budget, started
         return doc
 
     # -- stages ------------------------------------------------------------------------------
+
+    def _prepare(self, text: str, encoding: str | None) -> tuple[Document, int]:
+        """decode is done; segment, annotate and cost the units. The last few documents are
+        cached, so asking several questions of one document analyses it once."""
+        cached = next((c for c in self._prepared if c[0] is text or c[0] == text), None)
+        if cached is None:
+            lang, langs = detect_langs(text)
+            domain = self.domain or detect_domain(text)
+            doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
+            token_starts = self.tokens.token_starts(text)
+            segment(doc)
+            annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout)
+            _cost_units(doc, token_starts)
+            cached = (text, doc, len(token_starts))
+            self._prepared = [cached, *self._prepared[:2]]
+        _, base, n_tokens = cached
+        doc = Document(text=text, lang=base.lang, domain=base.domain, encoding=encoding, units=base.units,
+                       spans=base.spans, unit_priority=base.unit_priority, unit_rules=base.unit_rules,
+                       unit_deleted=base.unit_deleted, unit_boost=base.unit_boost, unit_value=base.unit_value,
+                       warnings=list(base.warnings))
+        return doc, n_tokens
 
     def _budget(self, input_tokens: int, budget: int | None, ratio: float | str | None) -> int:
         if budget is not None and ratio is not None:
@@ -116,11 +132,7 @@ class Pruner:
         return int(parse_ratio(ratio) * input_tokens)
 
     def _score(self, doc: Document, question: str | None, budget: int) -> None:
-        if question:
-            candidates = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
-        else:
-            candidates = [i for i in range(len(doc.units))
-                          if not doc.unit_deleted[i] and doc.unit_priority[i] == 0]
+        candidates = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
         doc.scores = self.scorer.score(doc, candidates, question=question or None, budget_tokens=budget)
         for i in range(len(doc.units)):  # protected units: facts per token break ties
             if i not in doc.scores and doc.unit_priority[i] > 0:
@@ -187,27 +199,16 @@ def _cost_units(doc: Document, token_starts: list[int]) -> None:
         unit.tokens = n
 
 
-def _question_first(doc: Document, budget: int, gap_tokens: int, share: float):
+def _question_first(doc: Document, budget: int, gap_tokens: int, share: float) -> Selection:
     """With a question: the most question-relevant units take up to `share` of the budget first."""
-    from catp.select import Selection
-
+    selection = Selection([False] * len(doc.units))
     n = len(doc.units)
-    kept = [False] * n
-    selection = Selection(kept)
-    used = 0
-    by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i]),
+    by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i] and doc.scores.get(i, 0.0) > 0),
                           key=lambda i: (-doc.scores.get(i, 0.0), i))
-    limit = int(budget * share)
-    for phase, order in ((limit, by_relevance), (budget, rank(doc))):
-        for i in order:
-            if kept[i]:
-                continue
-            joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
-            cost = doc.units[i].tokens + gap_tokens * (1 - joins)
-            if used + cost <= phase:
-                kept[i] = True
-                used += cost
-                selection.added.append(i)
+    with_context = [j for i in by_relevance for j in (i, i + 1, i - 1)  # answers sit beside the match
+                    if 0 <= j < n and not doc.unit_deleted[j]]
+    fill(doc, with_context, int(budget * share), gap_tokens, selection)
+    fill(doc, rank(doc, gap_tokens), budget, gap_tokens, selection)
     return selection
 
 

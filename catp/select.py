@@ -14,33 +14,70 @@ class Selection:
     estimated_tokens: int = 0
 
 
-def rank(doc: Document) -> list[int]:
-    """Units in the order the selector considers them (deleted units never appear)."""
+LEAD_WEIGHT = 2.0  # how much more the opening of a section is worth
+LEAD_SHARE = 0.3  # the opening: this share of the section's units
+DOC_LEAD_WEIGHT = 4.0  # the document's own opening (title, parties, dates) weighs more again
+DOC_LEAD_SHARE = 0.05
+
+
+def section_lead(doc: Document) -> list[float]:
+    """1 + LEAD_WEIGHT at a section's first unit, falling to 1 at LEAD_SHARE of the section.
+    Sections start at headings; facts cluster in their openings (parties, dates, holdings)."""
+    from catp.document import UnitKind
+
+    n = len(doc.units)
+    starts = [i for i, u in enumerate(doc.units) if u.kind is UnitKind.HEADING] or [0]
+    if starts[0] != 0:
+        starts.insert(0, 0)
+    bounds = [*starts, n]
+    factor = [1.0] * n
+    for a, b in zip(bounds, bounds[1:]):
+        length = max(b - a, 1)
+        for i in range(a, b):
+            rel = (i - a) / length
+            factor[i] = 1.0 + LEAD_WEIGHT * max(0.0, 1.0 - rel / LEAD_SHARE)
+    for i in range(n):
+        factor[i] *= 1.0 + DOC_LEAD_WEIGHT * max(0.0, 1.0 - i / max(n * DOC_LEAD_SHARE, 1))
+    return factor
+
+
+def rank(doc: Document, gap_tokens: int = 0) -> list[int]:
+    """Units in the order the selector considers them (deleted units never appear).
+    Density divides by the unit's tokens plus one gap marker, so crumbs do not win."""
+    lead = section_lead(doc)
+
     def key(i: int) -> tuple:
-        tokens = max(doc.units[i].tokens, 1)
-        if doc.unit_priority[i] > 0:  # protected first, densest facts first
-            return (0, -doc.unit_value[i] / tokens, i)
-        value = doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
-        return (1, -value / tokens, i)
+        tokens = max(doc.units[i].tokens, 1) + gap_tokens
+        value = doc.unit_value[i] + doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
+        return (0, -value * lead[i] / tokens, i)
 
     return sorted((i for i in range(len(doc.units)) if not doc.unit_deleted[i]), key=key)
 
 
 def select(doc: Document, budget: int, gap_tokens: int) -> Selection:
     """Greedy fill. Adding a unit costs its tokens plus a gap marker for each new run it opens."""
-    n = len(doc.units)
-    kept = [False] * n
-    selection = Selection(kept)
-    used = 0
-    for i in rank(doc):
-        joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
-        cost = doc.units[i].tokens + gap_tokens * (1 - joins)
-        if used + cost <= budget:
-            kept[i] = True
-            used += cost
-            selection.added.append(i)
-    selection.estimated_tokens = used
+    selection = Selection([False] * len(doc.units))
+    fill(doc, rank(doc, gap_tokens), budget, gap_tokens, selection)
     return selection
+
+
+def fill(doc: Document, order: list[int], budget: int, gap_tokens: int, selection: Selection) -> None:
+    """Take units in `order` while they fit; n runs of kept units cost n - 1 gap markers."""
+    kept = selection.kept
+    n = len(kept)
+    runs_now = len(runs(kept))
+    for i in order:
+        if kept[i]:
+            continue
+        joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
+        runs_after = runs_now + 1 - joins
+        markers = max(runs_after - 1, 0) - max(runs_now - 1, 0)
+        cost = doc.units[i].tokens + gap_tokens * markers
+        if selection.estimated_tokens + cost <= budget:
+            kept[i] = True
+            selection.estimated_tokens += cost
+            selection.added.append(i)
+            runs_now = runs_after
 
 
 def runs(kept: list[bool]) -> list[tuple[int, int]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from catp.document import Document
@@ -14,9 +14,12 @@ class MatchContext:
     token_starts: list[int]
     regex_timeout: float = 2.0
     warnings: list[str] = field(default_factory=list)
+    pos_cache: dict = field(default_factory=dict)  # text block -> tagger output, for this document
     _lowered: str | None = None
     _clause_ends: list[int] | None = None
     _sentence_ends: list[int] | None = None
+    _unit_starts: list[int] | None = None
+    _sentence_first: list[int] | None = None  # per unit: start offset of its sentence's first unit
 
     @property
     def text(self) -> str:
@@ -44,6 +47,30 @@ class MatchContext:
                                    if i + 1 == len(units) or units[i + 1].sentence != u.sentence]
         i = bisect_left(self._sentence_ends, offset + 1)
         return self._sentence_ends[i] if i < len(self._sentence_ends) else len(self.text)
+
+    def sentence_start(self, offset: int) -> int:
+        """Start of the sentence holding `offset` (the unit starting at or before it; else the first)."""
+        units = self.doc.units
+        if not units:
+            return 0
+        if self._unit_starts is None:
+            self._unit_starts = [u.start for u in units]
+            first, prev, out = 0, None, []
+            for u in units:
+                if u.sentence != prev:
+                    first, prev = u.start, u.sentence
+                out.append(first)
+            self._sentence_first = out
+        i = max(bisect_right(self._unit_starts, offset) - 1, 0)
+        return self._sentence_first[i]
+
+    def clause_start(self, offset: int) -> int:
+        """Start of the unit holding `offset`."""
+        units = self.doc.units
+        if not units:
+            return 0
+        self.sentence_start(offset)  # builds the unit index
+        return units[max(bisect_right(self._unit_starts, offset) - 1, 0)].start
 
     def line_end(self, offset: int) -> int:
         end = self.text.find("\n", offset)

@@ -50,6 +50,15 @@ class Matcher:
         r = self.rule
         return Span(start, end, r.category, r.id, r.priority, self.action)
 
+    def expanded(self, ctx: MatchContext, start: int, end: int) -> Span:
+        """The span grown to its enclosing clause or sentence when the rule asks for it."""
+        expand = getattr(self.rule, "expand", "none")
+        if expand == "clause":
+            start, end = ctx.clause_start(start), max(end, ctx.clause_end(start))
+        elif expand == "sentence":
+            start, end = ctx.sentence_start(start), max(end, ctx.sentence_end(start))
+        return self.span(start, end)
+
 
 @register_matcher("regex")
 class RegexMatcher(Matcher):
@@ -72,7 +81,7 @@ class RegexMatcher(Matcher):
         for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout):
             start, end = m.span(group)
             if end > start and (self.validate is None or self.validate(ctx.text[start:end])):
-                yield self.span(start, end)
+                yield self.expanded(ctx, start, end)
 
 
 @register_matcher("heading")
@@ -127,7 +136,7 @@ class PhraseMatcher(Matcher):
         for last, length in self.automaton.iter(haystack):
             start, end = last - length + 1, last + 1
             if _whole_word(text, start, end):
-                yield self.span(start, end)
+                yield self.expanded(ctx, start, end)
 
 
 def _whole_word(text: str, start: int, end: int) -> bool:
@@ -155,7 +164,7 @@ class PosMatcher(Matcher):
         from catp.rules import pos
 
         for start, end in self._anchored_sentences(ctx):
-            for a, b in pos.match(self.rule, ctx.text, start, end, ctx.doc.lang):
+            for a, b in pos.match(self.rule, ctx.text, start, end, ctx.doc.lang, ctx.pos_cache):
                 if self.rule.extend == "clause":
                     b = max(b, min(ctx.clause_end(a), end))
                 yield self.span(a, b)
@@ -165,25 +174,10 @@ class PosMatcher(Matcher):
         for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout):
             if m.start() < last:
                 continue
-            start = _sentence_start(ctx, m.start())
+            start = ctx.sentence_start(m.start())
             end = ctx.sentence_end(m.start())
             last = end
             yield start, end
-
-
-def _sentence_start(ctx: MatchContext, offset: int) -> int:
-    """Start of the sentence holding `offset` (searching back for a unit boundary)."""
-    from bisect import bisect_right
-
-    units = ctx.doc.units
-    if not units:
-        return 0
-    starts = ctx.__dict__.setdefault("_unit_starts", [u.start for u in units])
-    i = max(bisect_right(starts, offset) - 1, 0)
-    sentence = units[i].sentence
-    while i > 0 and units[i - 1].sentence == sentence:
-        i -= 1
-    return units[i].start
 
 
 def build_matcher(rule, where: dict) -> Matcher:

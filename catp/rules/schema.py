@@ -31,10 +31,14 @@ class RuleBase(BaseModel):
     examples: Examples = Field(default_factory=Examples)
 
 
+Expand = Literal["none", "clause", "sentence"]
+
+
 class RegexRule(RuleBase):
-    """Spans are the regex's matches (or its `group`)."""
+    """Spans are the regex's matches (or its `group`), optionally grown to the enclosing clause or sentence."""
 
     kind: Literal["regex"]
+    expand: Expand = "none"
     pattern: str
     flags: list[Flag] = Field(default_factory=list)
     group: int | str = 0
@@ -46,6 +50,7 @@ class PhraseRule(RuleBase):
 
     kind: Literal["phrases"]
     phrases: list[str] = Field(min_length=1)
+    expand: Expand = "none"
     case_sensitive: bool = False
 
     @field_validator("phrases")

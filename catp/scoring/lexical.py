@@ -62,11 +62,11 @@ class LexicalScorer:
             if not ts:
                 scores[i] = 0.0
                 continue
-            rarity = sum(idf[t] for t in ts) / len(ts) / math.log(1 + n)
-            score = rarity
-            if q_terms:
+            rarity = sum(idf[t] for t in ts) / math.log(1 + n)  # total information, not a mean
+            if q_terms:  # relevance decides; rarity only breaks ties
                 hits = set(ts) & q_terms
-                score += self.question_weight * sum(idf[t] for t in hits) / max(
-                    sum(idf[t] for t in q_terms), 1e-9)
-            scores[i] = score
+                relevance = sum(idf[t] for t in hits) / max(sum(idf[t] for t in q_terms), 1e-9)
+                scores[i] = self.question_weight * relevance + 0.01 * rarity
+            else:
+                scores[i] = rarity
         return scores
