@@ -38,7 +38,8 @@ _register_commands()
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2 (3 for backends)."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
+        return code if isinstance(code, int) else 0
     except CatpError as exc:
         typer.echo(f"catp: error: {exc}", err=True)
         return exc.exit_code

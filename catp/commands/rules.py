@@ -1,0 +1,99 @@
+"""`catp rules lint|test|explain|schema`: work on rule files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+rules_app = typer.Typer(help="Check, test and explain rule sets.", no_args_is_help=True)
+
+
+def _load(paths: list[Path], domain: Optional[str]):
+    from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, check_unique_ids, load_file
+
+    if paths:
+        loaded = [load_file(p) for p in paths]
+    else:
+        names = ["common", domain] if domain else ["common", *BUILTIN_DOMAINS]
+        loaded = [load_file(builtin_path(n)) for n in names]
+    check_unique_ids(loaded) if not paths else None
+    return loaded
+
+
+@rules_app.command("lint")
+def lint_command(paths: list[Path] = typer.Argument(None, help="Rule files (default: the built-in ones)."),
+                 strict: bool = typer.Option(False, help="Exit 1 on warnings too.")) -> None:
+    """Validate rule files: schema, regexes, duplicate ids; warn on likely mistakes."""
+    from catp.rules.check import lint
+    from catp.rules.registry import RuleRegistry
+
+    loaded = _load(paths or [], None)
+    for item in loaded:
+        RuleRegistry([item])  # compiles every pattern: errors name file, line and rule id
+    problems = lint(loaded)
+    for p in problems:
+        typer.echo(f"warning: {p}", err=True)
+    n = sum(len(i.ruleset.rules) for i in loaded)
+    typer.echo(f"{n} rules in {len(loaded)} files: OK" + (f", {len(problems)} warnings" if problems else ""))
+    if strict and problems:
+        raise typer.Exit(1)
+
+
+@rules_app.command("test")
+def test_command(paths: list[Path] = typer.Argument(None, help="Rule files (default: the built-in ones)."),
+                 tokenizer: Optional[str] = typer.Option(None, help="Tokenizer for cue windows.")) -> None:
+    """Run every rule's `examples`: each `match` text must match, each `no_match` text must not."""
+    from rich.progress import track
+
+    from catp.rules.check import run_examples
+    from catp.tokens import load_token_counter
+
+    loaded = _load(paths or [], None)
+    tokens = load_token_counter(tokenizer)
+    failures_all, checked_all = [], 0
+    for item in track(loaded, description="testing rule sets", transient=True):
+        checked, failures = run_examples([item], tokens)
+        checked_all += checked
+        failures_all += failures
+    for f in failures_all:
+        typer.echo(f"FAIL {f}", err=True)
+    typer.echo(f"{checked_all - len(failures_all)} passed, {len(failures_all)} failed")
+    if failures_all:
+        raise typer.Exit(1)
+
+
+@rules_app.command("explain")
+def explain_command(rule_id: str = typer.Argument(..., help="A rule id, e.g. date.zh"),
+                    paths: list[Path] = typer.Option([], "--rules", help="Extra rule files.")) -> None:
+    """Show where a rule is defined and what it does."""
+    from catp.errors import CatpError
+    from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file
+
+    files = [builtin_path(n) for n in ("common", *BUILTIN_DOMAINS)] + list(paths)
+    for f in files:
+        item = load_file(f)
+        for rule in item.ruleset.rules:
+            if rule.id == rule_id:
+                typer.echo(f"{item.path}:{item.lines[rule.id]}")
+                typer.echo(json.dumps(rule.model_dump(), ensure_ascii=False, indent=2))
+                return
+    raise CatpError(f"no rule with id {rule_id!r}")
+
+
+@rules_app.command("schema")
+def schema_command(output: Optional[Path] = typer.Option(None, "-o", help="Write the JSON Schema here.")) -> None:
+    """Print the rule-file JSON Schema (for editor validation)."""
+    from catp.rules.schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2)
+    if output:
+        output.write_text(text + "\n", encoding="utf-8")
+    else:
+        typer.echo(text)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(rules_app, name="rules")

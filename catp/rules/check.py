@@ -1,0 +1,60 @@
+"""Lint rule files and run every rule's own examples (`catp rules lint|test`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from catp.document import Document
+from catp.rules.context import MatchContext
+from catp.rules.loader import LoadedRuleSet
+from catp.rules.registry import RuleRegistry
+from catp.segment import segment
+from catp.tokens import TokenCounter
+
+
+@dataclass
+class ExampleFailure:
+    path: str
+    line: int
+    rule_id: str
+    text: str
+    expected_match: bool
+
+    def __str__(self) -> str:
+        want = "should match" if self.expected_match else "should not match"
+        return f"{self.path}:{self.line} (rule {self.rule_id!r}): example {want}: {self.text!r}"
+
+
+def rule_matches(compiled, text: str, tokens: TokenCounter) -> bool:
+    """Does this one rule yield a span on `text` (segmented as a document of its own)?"""
+    from catp.detect import detect_langs
+
+    doc = Document(text=text, lang=detect_langs(text)[0])
+    segment(doc)
+    ctx = MatchContext(doc, tokens.token_starts(text))
+    return any(True for _ in compiled.matcher.spans(ctx))
+
+
+def run_examples(loaded: list[LoadedRuleSet], tokens: TokenCounter) -> tuple[int, list[ExampleFailure]]:
+    registry = RuleRegistry(loaded)
+    checked, failures = 0, []
+    for compiled in registry.rules:
+        rule = compiled.rule
+        for text, expected in [(t, True) for t in rule.examples.match] + [(t, False) for t in rule.examples.no_match]:
+            checked += 1
+            if rule_matches(compiled, text, tokens) != expected:
+                failures.append(ExampleFailure(compiled.path, compiled.line, rule.id, text, expected))
+    return checked, failures
+
+
+def lint(loaded: list[LoadedRuleSet]) -> list[str]:
+    """Problems that load fine but are probably mistakes."""
+    problems = []
+    for item in loaded:
+        for rule in item.ruleset.rules:
+            where = f"{item.path}:{item.lines.get(rule.id, 0)} (rule {rule.id!r})"
+            if not rule.examples.match:
+                problems.append(f"{where}: no `examples.match`; add texts it must match")
+            if rule.action == "delete" and rule.priority > 60:
+                problems.append(f"{where}: a delete rule with priority {rule.priority}; priority means nothing for deletions")
+    return problems
