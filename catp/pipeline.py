@@ -161,7 +161,7 @@ class Pruner:
     def _finish(self, doc: Document, *, explain: bool) -> PruneResult:
         input_tokens, budget, started = doc.input_tokens, doc.budget, doc.started
         kept = [d.kept for d in doc.decisions]
-        if all(kept):
+        if all(kept) and self.tokens.count(doc.text) <= budget:  # else: the units, without the edges' whitespace
             spans = [KeptSpan(start=0, end=len(doc.text), reasons=["within budget"])]
             text = doc.text
         else:
