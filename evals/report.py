@@ -127,14 +127,14 @@ def failure_markdown(set_name: str, failures: list[dict]) -> str:
 
 # -- plots ----------------------------------------------------------------------------------
 
-def plot_sets(aggregated: dict, out_dir: Path, budgets: list) -> list[Path]:
+def plot_sets(aggregated: dict, out_dir: Path, budgets: list, unit: str = "tokens") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     xs = [b.ratio if b.ratio is not None else b.absolute for b in budgets]
-    x_label = "ratio (output / input size)" if budgets[0].ratio is not None else "budget"
+    x_label = (f"ratio (output / input, in {unit})" if budgets[0].ratio is not None else f"budget ({unit})")
     paths = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for set_name, data in aggregated.items():
@@ -149,14 +149,17 @@ def plot_sets(aggregated: dict, out_dir: Path, budgets: list) -> list[Path]:
                 if points:
                     style = "-o" if method.startswith("catp") else "--s"
                     ax.plot(*zip(*points), style, label=method, linewidth=2 if method.startswith("catp") else 1.2)
-            ax.set_title(f"{set_name}: {kind}")
+            counts = next((m["counts"] for pb in data["methods"].values() for m in pb.values()), {})
+            ax.set_title(f"{set_name}: {kind} (n={counts.get(kind, 0):,})")
             ax.set_xlabel(x_label)
+            ax.set_xticks(xs, [b.label for b in budgets])
+            ax.set_xlim(0, max(xs) * 1.08)
             ax.set_ylabel("share of gold kept")
             ax.set_ylim(0, 1.02)
             ax.grid(alpha=0.3)
         for ax in list(axes.flat)[len(kinds):]:
             ax.axis("off")
-        axes.flat[0].legend(fontsize=8, loc="lower right")
+        axes.flat[0].legend(fontsize=8, loc="best")
         fig.tight_layout()
         path = out_dir / f"{_safe(set_name)}.png"
         fig.savefig(path, dpi=110)
