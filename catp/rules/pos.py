@@ -29,24 +29,75 @@ def _spacy_en():
     return spacy.blank("en")
 
 
-def match(rule: PosRule, text: str, start: int, end: int, lang: str) -> Iterator[tuple[int, int]]:
-    """Yield (start, end) character spans in text[start:end] matching the rule's tokens."""
+def match(rule: PosRule, text: str, start: int, end: int, lang: str,
+          cache: dict | None = None) -> Iterator[tuple[int, int]]:
+    """Yield (start, end) character spans in text[start:end] matching the rule's tokens.
+    `cache` (one dict per document) keeps the tagger's output for repeated text blocks."""
     if lang == "zh":
-        yield from _match_zh(rule, text, start, end)
+        yield from _match_zh(rule, text, start, end, {} if cache is None else cache)
     else:
         yield from _match_en(rule, text, start, end)
 
 
-def _match_zh(rule: PosRule, text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    tokens: list[tuple[int, int, str, str]] = []  # (start, end, word, flag)
+def _tag_block(block: str, cache: dict) -> list[tuple[str, str]]:
+    tagged = cache.get(block)
+    if tagged is None:
+        tagged = cache[block] = [(p.word, p.flag) for p in _jieba_posseg().cut(block, HMM=True)]
+    return tagged
+
+
+def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> Iterator[tuple[int, int]]:
+    """jieba.posseg tags a text block by block (its own `re_han_internal.split`), each block on its
+    own; so only the blocks that can hold a match need tagging: those containing one of the first
+    token's words, plus enough following blocks for the rest of the pattern. The tokens, and so the
+    matches, are exactly those of tagging the whole sentence."""
+    specs = rule.tokens
+    first = specs[0]
+    sentence = text[start:end]
+    if not first.words or first.optional:
+        tokens = _tokens(_jieba_posseg().cut(sentence, HMM=True), start)
+        yield from _scan(specs, tokens)
+        return
+    words = first.words
+    tail = len(specs) - 1  # tokens a match may take after its first one
+    region: list[tuple[int, int, str, str]] = []
+    pending = -1  # tokens still wanted after the last anchored block; < 0: no open region
     offset = start
-    for pair in _jieba_posseg().cut(text[start:end], HMM=True):
+    for block in _jieba_posseg().re_han_internal.split(sentence):
+        if not block:
+            continue
+        anchored = any(w in block for w in words)
+        if anchored or pending > 0:
+            for word, flag in _tag_block(block, cache):
+                region.append((offset, offset + len(word), word, flag))
+                offset += len(word)
+                pending -= 1
+            if anchored:
+                pending = tail
+        else:
+            if region:
+                yield from _scan(specs, region)
+                region = []
+            pending = -1
+            offset += len(block)
+    if region:
+        yield from _scan(specs, region)
+
+
+def _tokens(pairs, offset: int) -> list[tuple[int, int, str, str]]:
+    tokens: list[tuple[int, int, str, str]] = []  # (start, end, word, flag)
+    for pair in pairs:
         word, flag = pair.word, pair.flag
         tokens.append((offset, offset + len(word), word, flag))
         offset += len(word)
+    return tokens
+
+
+def _scan(specs: list[PosToken], tokens: list[tuple[int, int, str, str]]) -> Iterator[tuple[int, int]]:
+    """Leftmost, non-overlapping, greedy matches over a token list."""
     i = 0
     while i < len(tokens):
-        n = _match_at(rule.tokens, tokens, i)
+        n = _match_at(specs, tokens, i)
         if n:
             yield tokens[i][0], tokens[i + n - 1][1]
             i += n
@@ -78,7 +129,13 @@ def _match_at(specs: list[PosToken], tokens, i: int) -> int:
 _EN_MATCHERS: dict[str, object] = {}
 
 
+_EN_BY_RULE: dict[int, tuple[PosRule, object]] = {}  # id(rule) -> (rule, matcher): skips the JSON key
+
+
 def _en_matcher(rule: PosRule):
+    hit = _EN_BY_RULE.get(id(rule))
+    if hit is not None and hit[0] is rule:
+        return hit[1]
     key = rule.model_dump_json()
     matcher = _EN_MATCHERS.get(key)
     if matcher is None:
@@ -87,6 +144,7 @@ def _en_matcher(rule: PosRule):
         matcher = Matcher(_spacy_en().vocab)
         matcher.add(rule.id, [_en_pattern(rule.tokens)])
         _EN_MATCHERS[key] = matcher
+    _EN_BY_RULE[id(rule)] = (rule, matcher)
     return matcher
 
 
