@@ -126,7 +126,8 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _visible(text: str, start: int, end: int) -> int:
-    return (end - start) - sum(1 for ch in text[start:end] if ch.isspace())
+    """Non-space characters in text[start:end] (str.split() and str.isspace() agree on what a space is)."""
+    return len("".join(text[start:end].split()))
 
 
 @lru_cache(maxsize=1)
