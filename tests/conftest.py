@@ -4,6 +4,8 @@
 `vllm_server`     a running vLLM OpenAI-compatible server: a `str` holding its base URL
                   ("http://127.0.0.1:PORT/v1") with `.root`, `.model`, `.model_dir`,
                   `.max_model_len`, `.log_path`, `.process` and `.startup_s` attached.
+`vllm_server_factory`  start() -> another such server, for a test that breaks it (stopped
+                  at teardown). Costs a startup (~30 s); use the session server when you can.
 
 The server runs from its own venv: env CATP_VLLM_PYTHON (default /opt/catp-vllm/bin/python;
 .ci/setup-vllm.sh builds it). Tests marked `vllm` fail with a clear message when that
@@ -163,3 +165,25 @@ def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
         yield server
     finally:
         stop_vllm_server(server)
+
+
+@pytest.fixture
+def vllm_server_factory(tiny_model_dir: Path, tmp_path: Path):
+    """Start private servers (e.g. to kill them); all are stopped at teardown."""
+    if SKIP_VLLM:
+        pytest.skip("CATP_SKIP_VLLM=1")
+    started: list[VllmServer] = []
+
+    def start(**kwargs) -> VllmServer:
+        try:
+            server = start_vllm_server(tiny_model_dir, tmp_path / f"server{len(started)}.log", **kwargs)
+        except RuntimeError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        started.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in started:
+            stop_vllm_server(server)
