@@ -77,14 +77,14 @@ def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAUL
     import sys
 
     if path == "-":
-        data = sys.stdin.buffer.read(max_bytes + 1)
+        data = _read_limited(sys.stdin.buffer, max_bytes)
         return decode_bytes(data, encoding=encoding, max_bytes=max_bytes, source="<stdin>")
     try:
         size = os.path.getsize(path)
         if size > max_bytes:
             raise InputError(f"{path}: {size:,} bytes is over the size limit of {max_bytes:,} bytes (raise it with --max-bytes)")
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = _read_limited(fh, max_bytes)
     except IsADirectoryError as exc:
         raise InputError(f"{path}: is a directory") from exc
     except FileNotFoundError as exc:
@@ -92,3 +92,16 @@ def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAUL
     except PermissionError as exc:
         raise InputError(f"{path}: permission denied") from exc
     return decode_bytes(data, encoding=encoding, max_bytes=max_bytes, source=path)
+
+
+def _read_limited(fh, max_bytes: int) -> bytes:
+    """At most max_bytes + 1 bytes, read in chunks: a device or FIFO reports size 0 and may never
+    end (/dev/zero), and read(n) would allocate n bytes up front."""
+    chunks, total = [], 0
+    while total <= max_bytes:
+        chunk = fh.read(min(1 << 20, max_bytes + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
