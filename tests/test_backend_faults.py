@@ -343,6 +343,18 @@ def test_server_down_is_a_clear_error_after_bounded_retries():
     assert "gave up after 3 attempts" in str(err)
 
 
+def test_connect_timeout_is_bounded_and_retried():
+    # A real socket whose accept queue is full: the kernel drops further SYNs, so connecting times out.
+    with socket.socket() as listener, socket.socket() as filler:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        filler.connect(("127.0.0.1", port))  # takes the only slot; nobody ever accepts
+        url = f"http://127.0.0.1:{port}/v1"
+        err = raises_backend_error(lambda: client_for(url, connect_timeout=0.3, retries=1).list_models())
+    assert "cannot reach the server (ConnectTimeout" in str(err) and "gave up after 2 attempts" in str(err)
+
+
 def test_cli_server_down_exits_3_with_one_line(tmp_path):
     doc = tmp_path / "doc.txt"
     doc.write_text("The Licensee shall pay the Licensor a fee of $5,000 within thirty (30) days.\n")

@@ -103,11 +103,28 @@ def test_prompt_counts_agree_server_local_and_served(client, vllm_server, contra
     assert client.tokenizer_path() == str(vllm_server.model_dir)
 
 
+# -- completions -----------------------------------------------------------------------------------
+
+def test_completions_plain_streamed_and_raw(client):
+    prompt = "The Licensee shall pay the Licensor a fee of"
+    plain = client.complete(prompt, max_tokens=6, extra={"ignore_eos": True})
+    assert plain.completion_tokens == 6 and plain.prompt_tokens == client.count_text_tokens(prompt)
+    pieces: list[str] = []
+    streamed = client.complete(prompt, max_tokens=6, on_delta=pieces.append, extra={"ignore_eos": True})
+    assert streamed.streamed and "".join(pieces) == streamed.text and streamed.completion_tokens == 6
+    raw = client.post_json("/completions", {"model": client.model, "prompt": prompt, "max_tokens": 1,
+                                            "prompt_logprobs": 0})
+    logprobs = raw["choices"][0]["prompt_logprobs"]
+    assert len(logprobs) == plain.prompt_tokens and logprobs[0] is None  # the first token has no context
+
+
 # -- ask -------------------------------------------------------------------------------------------
 
 def test_ask_not_streamed(client, contract):
+    import catp
+
     text, question = contract
-    result = ask(text, question, backend=client, domain="legal", max_tokens=32)
+    result = catp.ask(text, question, backend=client, domain="legal", max_tokens=32)
     limit = result.budget.prompt_limit.value
     assert result.prune.stats.input_tokens > result.document_budget  # it really had to prune
     assert result.prompt_tokens <= limit
