@@ -59,6 +59,10 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
         raise RuleError(f"invalid YAML: {exc}", path=path) from exc
     if not isinstance(data, dict):
         raise RuleError("a rule file must be a mapping with 'name' and 'rules'", path=path, line=1)
+    bad_line = _surrogate_line(root)
+    if bad_line is not None:
+        raise RuleError("a string holds a lone surrogate escape (\\ud800-\\udfff): not valid Unicode",
+                        path=path, line=bad_line)
     rule_lines = _rule_lines(root)
     try:
         ruleset = RuleSet.model_validate(data)
@@ -72,6 +76,26 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
                             line=line, rule_id=rule.id)
         lines[rule.id] = line or 0
     return LoadedRuleSet(ruleset, path, lines)
+
+
+def _surrogate_line(root) -> int | None:
+    """Line of the first scalar holding a lone surrogate: YAML's "\\ud800" escapes make them, and
+    nothing downstream (tokenizers, JSON output) can take them. Shared (aliased) nodes are seen once."""
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if any("\ud800" <= ch <= "\udfff" for ch in node.value):
+                return node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in reversed(node.value):
+                stack.extend((value, key))
+    return None
 
 
 def _rule_lines(root) -> list[int]:
