@@ -64,14 +64,18 @@ def _unit_priorities(doc: Document) -> None:
     deleted = [False] * n
     boost = [0] * n
     value = [0.0] * n
+    group = [-1] * n
     for span in doc.spans:
         first = max(bisect_right(starts, span.start) - 1, 0)
+        first_hit = None
         for i in range(first, n):
             unit = doc.units[i]
             if unit.start >= span.end:
                 break
             if unit.end <= span.start:
                 continue
+            if first_hit is None:
+                first_hit = i
             if span.action is Action.DELETE:
                 if span.start <= unit.start and unit.end <= span.end:
                     deleted[i] = True
@@ -79,6 +83,8 @@ def _unit_priorities(doc: Document) -> None:
             if span.rule_id not in rules[i]:
                 rules[i].append(span.rule_id)
             if span.action is Action.PROTECT:
+                if span.whole:  # join the group of the span's first unit
+                    group[i] = group[first_hit] if group[first_hit] != -1 else first_hit
                 priority[i] = max(priority[i], span.priority)
                 overlap = min(unit.end, span.end) - max(unit.start, span.start)
                 value[i] += fact_weight(span.priority) * overlap / (span.end - span.start)
@@ -88,4 +94,4 @@ def _unit_priorities(doc: Document) -> None:
         if deleted[i]:
             priority[i] = 0
     doc.unit_priority, doc.unit_rules, doc.unit_deleted, doc.unit_boost = priority, rules, deleted, boost
-    doc.unit_value = value
+    doc.unit_value, doc.unit_group = value, group

@@ -52,6 +52,7 @@ class Span:
     rule_id: str
     priority: int  # higher wins when the budget is short
     action: Action = Action.PROTECT
+    whole: bool = False  # keep all of it or none of it (a clause or sentence a rule expanded to)
 
 
 @dataclass(slots=True)
@@ -80,6 +81,7 @@ class Document:
     unit_deleted: list[bool] = field(default_factory=list)
     unit_boost: list[int] = field(default_factory=list)  # strongest `boost` rule priority
     unit_value: list[float] = field(default_factory=list)  # summed weight of the protected spans in it
+    unit_group: list[int] = field(default_factory=list)  # units sharing a group id are kept together (-1: alone)
     scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
     decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -117,6 +117,7 @@ class Pruner:
         doc = Document(text=text, lang=base.lang, domain=base.domain, encoding=encoding, units=base.units,
                        spans=base.spans, unit_priority=base.unit_priority, unit_rules=base.unit_rules,
                        unit_deleted=base.unit_deleted, unit_boost=base.unit_boost, unit_value=base.unit_value,
+                       unit_group=base.unit_group,
                        warnings=list(base.warnings))
         return doc, n_tokens
 

@@ -62,22 +62,34 @@ def select(doc: Document, budget: int, gap_tokens: int) -> Selection:
 
 
 def fill(doc: Document, order: list[int], budget: int, gap_tokens: int, selection: Selection) -> None:
-    """Take units in `order` while they fit; n runs of kept units cost n - 1 gap markers."""
+    """Take units in `order` while they fit; n runs of kept units cost n - 1 gap markers.
+    A unit in a group (a clause or sentence a rule asked to keep whole) comes with its group."""
     kept = selection.kept
     n = len(kept)
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(doc.unit_group or []):
+        if g != -1 and not doc.unit_deleted[i]:
+            members.setdefault(g, []).append(i)
     runs_now = len(runs(kept))
     for i in order:
         if kept[i]:
             continue
-        joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
-        runs_after = runs_now + 1 - joins
-        markers = max(runs_after - 1, 0) - max(runs_now - 1, 0)
-        cost = doc.units[i].tokens + gap_tokens * markers
+        group = doc.unit_group[i] if doc.unit_group else -1
+        take = [j for j in members[group] if not kept[j]] if group != -1 else [i]
+        cost, runs_after = 0, runs_now
+        for j in take:  # add one by one on a scratch copy to count runs
+            joins = (j > 0 and kept[j - 1]) + (j + 1 < n and kept[j + 1])
+            runs_after += 1 - joins
+            cost += doc.units[j].tokens
+            kept[j] = True
+        cost += gap_tokens * (max(runs_after - 1, 0) - max(runs_now - 1, 0))
         if selection.estimated_tokens + cost <= budget:
-            kept[i] = True
             selection.estimated_tokens += cost
-            selection.added.append(i)
+            selection.added.extend(take)
             runs_now = runs_after
+        else:
+            for j in take:
+                kept[j] = False
 
 
 def runs(kept: list[bool]) -> list[tuple[int, int]]:

@@ -57,7 +57,10 @@ class Matcher:
             start, end = ctx.clause_start(start), max(end, ctx.clause_end(start))
         elif expand == "sentence":
             start, end = ctx.sentence_start(start), max(end, ctx.sentence_end(start))
-        return self.span(start, end)
+        else:
+            return self.span(start, end)
+        r = self.rule
+        return Span(start, end, r.category, r.id, r.priority, self.action, whole=True)
 
 
 @register_matcher("regex")
