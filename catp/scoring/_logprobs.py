@@ -28,7 +28,7 @@ from catp.errors import ModelError
 
 AGGREGATES = ("mean", "max")
 # Options every self-information scorer understands (from_options); None = default.
-COMMON_OPTIONS = ("window", "overlap", "stride", "aggregate", "max_tokens", "batch_tokens")
+COMMON_OPTIONS = ("window", "overlap", "stride", "aggregate", "max_tokens", "batch_tokens", "question_template")
 
 _RESTRICT_EN = "We can get the answer to this question in the given documents."
 _RESTRICT_ZH = "我们可以在给定的文档中找到这个问题的答案。"
@@ -77,7 +77,7 @@ def plan_windows(n: int, needed: Sequence[tuple[int, int]], window: int, overlap
     out: list[Window] = []
     pos = _next_needed(needed, starts, 1)
     while pos is not None:
-        s = max(0, pos - overlap)
+        s = max(0, pos - max(overlap, 1))
         if s + length > n:
             s = n - length
         e = s + length
@@ -93,6 +93,16 @@ def _next_needed(needed: Sequence[tuple[int, int]], starts: list[int], p: int) -
         return p
     i += 1
     return needed[i][0] if i < len(needed) else None
+
+
+def needed_ranges(needed: Sequence[tuple[int, int]], starts: list[int], lo: int, hi: int):
+    """The parts of the sorted, disjoint `needed` ranges inside [lo, hi); `starts` = their starts."""
+    i = max(0, bisect.bisect_right(starts, lo) - 1)
+    while i < len(needed) and needed[i][0] < hi:
+        a, b = max(needed[i][0], lo), min(needed[i][1], hi)
+        if a < b:
+            yield a, b
+        i += 1
 
 
 def merge_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -129,10 +139,18 @@ def aggregate(values: Sequence[float], how: str) -> float:
     return max(values) if how == "max" else math.fsum(values) / len(values)
 
 
-def question_suffix(question: str) -> str:
-    """Text appended after a unit in question-aware mode (LongLLMLingua's restrictive statement)."""
+# What follows a unit in question-aware mode: the question, then LongLLMLingua's
+# "restrictive statement" ({restrict}: English or Chinese, after the question's script).
+QUESTION_TEMPLATE = "\n\nQuestion: {question}\n{restrict}"
+
+
+def question_suffix(question: str, template: str = QUESTION_TEMPLATE) -> str:
+    """The text whose surprisal measures a unit's relevance (appended after the unit)."""
     restrict = _RESTRICT_ZH if _CJK.search(question) else _RESTRICT_EN
-    return f"\n\nQuestion: {question.strip()}\n{restrict}"
+    try:
+        return template.format(question=question.strip(), restrict=restrict)
+    except (KeyError, IndexError, ValueError) as err:
+        raise ModelError(f"bad question template {template!r}: use {{question}} and {{restrict}}") from None
 
 
 def rank_map(fallback: dict[int, float], reference: Sequence[float]) -> dict[int, float]:
@@ -167,7 +185,7 @@ class SelfInformationScorer:
 
     def __init__(self, *, window: int = 4096, overlap: int | None = None, stride: int | None = None,
                  aggregate: str = "mean", max_tokens: int | None = None,
-                 batch_tokens: int | None = None) -> None:
+                 batch_tokens: int | None = None, question_template: str = QUESTION_TEMPLATE) -> None:
         if aggregate not in AGGREGATES:
             raise ModelError(f"scorer aggregate must be one of {', '.join(AGGREGATES)}; got {aggregate!r}")
         window = _positive_int("window", window)
@@ -184,12 +202,27 @@ class SelfInformationScorer:
         self.aggregate = aggregate
         self.max_tokens = None if max_tokens is None else _nonneg_int("max_tokens", max_tokens)
         self.batch_tokens = None if batch_tokens is None else _positive_int("batch_tokens", batch_tokens)
+        if "{question}" not in question_template:
+            raise ModelError("the question template must contain {question}")
+        question_suffix("?", question_template)  # fail now on a bad template
+        self.question_template = question_template
         self.last_stats = ScoreStats()
+
+    # --- token level ---------------------------------------------------------------
+    def plan(self, n: int, needed: Sequence[tuple[int, int]]) -> list[Window]:
+        """The windows that score `needed` token ranges of an n-token sequence."""
+        return plan_windows(n, needed, min(self.window, self.max_len), self.overlap)
+
+    def token_nll(self, ids: Sequence[int]) -> list[float]:
+        """Surprisal (nats) of every token of `ids` (the first is nan), windowed as configured."""
+        needed = [(1, len(ids))]
+        return self._nll_windows(ids, self.plan(len(ids), needed), needed)
 
     # --- backend hooks -------------------------------------------------------
     def _nll_windows(self, ids: Sequence[int], windows: Sequence[Window],
-                     needed: Sequence[tuple[int, int]]) -> dict[int, float]:
-        """Surprisal (nats) of each needed token inside each window's scored range."""
+                     needed: Sequence[tuple[int, int]]) -> list[float]:
+        """Surprisal (nats) of each token of `ids`: needed tokens in the windows' scored
+        ranges get a number, all others nan."""
         raise NotImplementedError
 
     def _nll_sequences(self, seqs: Sequence[Sequence[int]], measure_from: Sequence[int]) -> list[float]:
@@ -263,7 +296,7 @@ class SelfInformationScorer:
     def _score_selfinfo(self, ids: list[int], todo: list[int], tranges: dict[int, tuple[int, int]],
                         stats: ScoreStats) -> dict[int, float]:
         needed = merge_ranges([(max(1, a), b) for a, b in tranges.values()])
-        windows = plan_windows(len(ids), needed, min(self.window, self.max_len), self.overlap)
+        windows = self.plan(len(ids), needed)
         if self.max_tokens is not None:
             fed, keep = 0, []
             for w in windows:
@@ -274,12 +307,12 @@ class SelfInformationScorer:
             windows = keep
         stats.windows = len(windows)
         stats.tokens_fed = sum(w.end - w.start for w in windows)
-        nll = self._nll_windows(ids, windows, needed) if windows else {}
+        nll = self._nll_windows(ids, windows, needed) if windows else [math.nan] * len(ids)
         out: dict[int, float] = {}
         for c in todo:
             a, b = tranges[c]
-            vals = [nll[p] for p in range(max(1, a), b) if p in nll]
-            if vals and len(vals) == b - max(1, a):
+            vals = nll[max(1, a):b]
+            if vals and not any(math.isnan(v) for v in vals):
                 out[c] = aggregate(vals, self.aggregate)
         return out
 
@@ -290,7 +323,8 @@ class SelfInformationScorer:
         S(q | x) is the mean surprisal of the question tokens after x (LongLLMLingua's
         coarse-grained, question-conditioned perplexity); S(q) the same with no unit.
         """
-        q_ids = list(self.tokenizer.encode(question_suffix(question), add_special_tokens=False).ids)
+        q_ids = list(self.tokenizer.encode(question_suffix(question, self.question_template),
+                                           add_special_tokens=False).ids)
         limit = min(self.window, self.max_len)
         if len(q_ids) < 2 or len(q_ids) > limit // 2:
             raise ModelError(f"question is too long for the scorer ({len(q_ids)} tokens; at most {limit // 2})")

@@ -11,12 +11,12 @@ bounded by the batch and the chunk, not by the document (128K+ tokens is fine).
 
 from __future__ import annotations
 
-import bisect
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from catp.errors import ModelError
-from catp.scoring._logprobs import COMMON_OPTIONS, SelfInformationScorer, Window, split_options
+from catp.scoring._logprobs import COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges, split_options
 from catp.scoring.model_source import DEFAULT_MODEL, load_tokenizer, prepare_model
 
 # With no GPU, `max_tokens` defaults to this many model tokens (a few minutes on
@@ -78,7 +78,7 @@ class LMScorer(SelfInformationScorer):
                  device: str | None = None, dtype: str | None = None, allow_download: bool | None = None,
                  compile: bool | str = "auto", window: int = 4096, overlap: int | None = None,
                  stride: int | None = None, aggregate: str = "mean", max_tokens: int | None = None,
-                 batch_tokens: int | None = None) -> None:
+                 batch_tokens: int | None = None, question_template: str = QUESTION_TEMPLATE) -> None:
         torch, transformers = _import_torch()
         self.device = pick_device(device)
         on_gpu = self.device.type == "cuda"
@@ -92,7 +92,8 @@ class LMScorer(SelfInformationScorer):
             max_tokens = CPU_MAX_TOKENS
         super().__init__(window=window, overlap=overlap, stride=stride, aggregate=aggregate,
                          max_tokens=max_tokens,
-                         batch_tokens=batch_tokens or (GPU_BATCH_TOKENS if on_gpu else CPU_BATCH_TOKENS))
+                         batch_tokens=batch_tokens or (GPU_BATCH_TOKENS if on_gpu else CPU_BATCH_TOKENS),
+                         question_template=question_template)
 
         if isinstance(model, torch.nn.Module):  # already loaded (benchmarks, tests)
             if tokenizer is None:
@@ -156,47 +157,35 @@ class LMScorer(SelfInformationScorer):
             self._lse = torch.compile(_lse_minus_target, dynamic=True)
             if mode is True:
                 for layer in getattr(self._base, "layers", []):
-                    layer.compile(dynamic=False)
+                    layer.compile()
         except Exception:  # no triton / no compiler: eager still gives the same numbers
             self._lse = _lse_minus_target
 
     # --- backend hooks -------------------------------------------------------------
-    def token_nll(self, ids: Sequence[int]) -> list[float]:
-        """Surprisal (nats) of every token of `ids` (the first is nan); windows as configured."""
-        import math
-
-        windows = self.plan(len(ids), [(1, len(ids))])
-        out = self._nll_windows(ids, windows, [(1, len(ids))])
-        return [out.get(p, math.nan) for p in range(len(ids))]
-
-    def plan(self, n: int, needed):
-        from catp.scoring._logprobs import plan_windows
-
-        return plan_windows(n, needed, min(self.window, self.max_len), self.overlap)
-
-    def _nll_windows(self, ids, windows: Sequence[Window], needed) -> dict[int, float]:
+    def _nll_windows(self, ids, windows: Sequence[Window], needed) -> list[float]:
         torch = _import_torch()[0]
+        n = len(ids)
         if not windows:
-            return {}
-        ids_t = torch.as_tensor(list(ids), dtype=torch.long)
+            return [math.nan] * n
+        dev = self.device
+        ids_dev = torch.as_tensor(list(ids), dtype=torch.long).to(dev)
+        out = torch.full((n,), math.nan, dtype=torch.float32, device=dev)
         length = windows[0].end - windows[0].start
-        per_batch = max(1, self.batch_tokens // length)
         starts = [a for a, _ in needed]
-        out: dict[int, float] = {}
-        for i in range(0, len(windows), per_batch):
-            batch = windows[i:i + per_batch]
-            rows = torch.stack([ids_t[w.start:w.end] for w in batch])
-            positions: list[int] = []
-            flat: list[int] = []
+        arange = torch.arange(length, device=dev)
+        for batch in _even_batches(windows, max(1, self.batch_tokens // length)):
+            pos_parts, flat_parts = [], []
             for b, w in enumerate(batch):
-                for p in _needed_in(needed, starts, w.score_from, w.end):
-                    positions.append(p)
-                    flat.append(b * length + (p - w.start - 1))
-            if not positions:
+                for lo, hi in needed_ranges(needed, starts, w.score_from, w.end):
+                    r = torch.arange(lo, hi)
+                    pos_parts.append(r)
+                    flat_parts.append(r + (b * length - w.start - 1))
+            if not pos_parts:
                 continue
-            nll = self._forward_nll(rows, torch.as_tensor(flat), ids_t[torch.as_tensor(positions)])
-            out.update(zip(positions, nll.tolist()))
-        return out
+            rows = ids_dev[torch.as_tensor([w.start for w in batch], device=dev)[:, None] + arange]
+            pos = torch.cat(pos_parts).to(dev)
+            out[pos] = self._forward_nll(rows, torch.cat(flat_parts).to(dev), ids_dev[pos])
+        return out.cpu().tolist()  # the one sync: batches above queue up without waiting
 
     def _nll_sequences(self, seqs, measure_from) -> list[float]:
         torch = _import_torch()[0]
@@ -220,7 +209,7 @@ class LMScorer(SelfInformationScorer):
                     flat.append(b * width + p - 1)
                     targets.append(s[p])
                     owner.append(k)
-            nll = self._forward_nll(rows, torch.as_tensor(flat), torch.as_tensor(targets), mask)
+            nll = self._forward_nll(rows, torch.as_tensor(flat), torch.as_tensor(targets), mask).cpu()
             sums: dict[int, list[float]] = {}
             for k, v in zip(owner, nll.tolist()):
                 sums.setdefault(k, []).append(v)
@@ -231,7 +220,7 @@ class LMScorer(SelfInformationScorer):
         return means
 
     def _forward_nll(self, rows, flat, targets, mask=None):
-        """Run the base model on `rows`; surprisal of `targets` at hidden rows `flat` (float32, CPU)."""
+        """Run the base model on `rows`; surprisal of `targets` at hidden rows `flat` (float32)."""
         torch = _import_torch()[0]
         with torch.inference_mode():
             kwargs = {"input_ids": rows.to(self.device), "use_cache": False}
@@ -239,7 +228,7 @@ class LMScorer(SelfInformationScorer):
                 kwargs["attention_mask"] = mask.to(self.device)
             hidden = self._base(**kwargs).last_hidden_state
             hidden = hidden.reshape(-1, hidden.shape[-1]).index_select(0, flat.to(self.device))
-            return self._head_nll(hidden, targets.to(self.device)).cpu()
+            return self._head_nll(hidden, targets.to(self.device))
 
     def _head_nll(self, hidden, targets):
         """Output layer in row chunks; only the target's log-prob survives each chunk."""
@@ -252,10 +241,14 @@ class LMScorer(SelfInformationScorer):
         return out
 
 
-def _needed_in(needed, starts: list[int], lo: int, hi: int):
-    """Needed positions in [lo, hi), in order."""
-    i = max(0, bisect.bisect_right(starts, lo) - 1)
-    while i < len(needed) and needed[i][0] < hi:
-        a, b = needed[i]
-        yield from range(max(a, lo), min(b, hi))
-        i += 1
+def _even_batches(items, most: int):
+    """Split into the fewest batches of at most `most`, sizes differing by at most one
+    (fewer distinct shapes for compiled kernels, no tiny last batch)."""
+    k = -(-len(items) // most)
+    size, extra = divmod(len(items), k) if k else (0, 0)
+    out, i = [], 0
+    for j in range(k):
+        n = size + (1 if j < extra else 0)
+        out.append(items[i:i + n])
+        i += n
+    return out

@@ -27,6 +27,7 @@ PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 # files a loader reads; a manifest must cover each of these found in the folder
 LOADED_SUFFIXES = (".safetensors", ".json", ".model", ".tiktoken", ".txt", ".jinja")
 DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.jinja"]
+TOKENIZER_PATTERNS = ["*.json", "*.txt", "*.model", "*.tiktoken", "*.jinja"]
 _MANIFEST_LINE = re.compile(r"^([0-9a-fA-F]{64}) [ *](.+)$")
 _TRUE = {"1", "on", "yes", "true"}
 _HUB_ID = re.compile(r"^[A-Za-z0-9_-][\w.-]*(/[A-Za-z0-9_-][\w.-]*)?$")
@@ -37,11 +38,13 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
 
 
-def resolve_model(model: str, *, allow_download: bool | None = None) -> Path:
+def resolve_model(model: str, *, allow_download: bool | None = None, tokenizer_only: bool = False) -> Path:
     """The local folder holding `model`; download it only when allowed.
 
     allow_download=None means: download if HF_HUB_OFFLINE is not set.
+    tokenizer_only: the remote scorer needs the tokenizer files, not the weights.
     """
+    patterns = TOKENIZER_PATTERNS if tokenizer_only else DOWNLOAD_PATTERNS
     if not model or not str(model).strip():
         raise ModelError("no scorer model given")
     model = str(model)
@@ -58,8 +61,9 @@ def resolve_model(model: str, *, allow_download: bool | None = None) -> Path:
     except ImportError:  # pragma: no cover - huggingface_hub comes with transformers
         raise ModelError(f"scorer model {model} is not a folder, and huggingface_hub is not installed") from None
     try:
-        folder = Path(snapshot_download(model, allow_patterns=DOWNLOAD_PATTERNS, local_files_only=True))
-        if any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")):
+        folder = Path(snapshot_download(model, allow_patterns=patterns, local_files_only=True))
+        wanted = ["tokenizer.json"] if tokenizer_only else ["*.safetensors", "*.bin"]
+        if any(any(folder.glob(w)) for w in wanted):
             return folder
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError, OSError):
         pass
@@ -71,7 +75,7 @@ def resolve_model(model: str, *, allow_download: bool | None = None) -> Path:
             f"download it first (huggingface-cli download {model}) or give a local folder"
         )
     try:
-        return Path(snapshot_download(model, allow_patterns=DOWNLOAD_PATTERNS))
+        return Path(snapshot_download(model, allow_patterns=patterns))
     except HfHubHTTPError as err:
         raise ModelError(f"cannot download scorer model {model}: {_first_line(err)}") from None
     except (OSError, ValueError) as err:  # network down, bad id
@@ -129,7 +133,7 @@ def sha256_file(path: Path) -> str:
 
 
 def verify_manifest(folder: Path, manifest: str | Path) -> list[str]:
-    """Check every listed file's sha256; every loaded file must be listed. Returns the names."""
+    """Check every listed file's sha256; every file a loader reads must be listed. Returns the names."""
     listed = read_manifest(manifest)
     root = folder.resolve()
     for rel, digest in listed.items():
