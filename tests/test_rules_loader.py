@@ -1,0 +1,226 @@
+"""rules/loader.py + schema.py: rule files load, or fail naming file, line and rule id."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from catp.errors import RuleError
+from catp.rules import schema as schema_module
+from catp.rules.loader import BUILTIN_DOMAINS, builtin_rules_dir, load_file, load_text, resolve
+from catp.rules.registry import RuleRegistry
+from catp.rules.schema import RuleSet, json_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = textwrap.dedent("""\
+    name: test
+    rules:
+      - id: num.digits
+        kind: regex
+        category: number
+        priority: 50
+        pattern: '\\d+'
+    """)
+
+
+def rule(rule_id: str | None = "r.two", extra: str = "", pattern: str = "x", kind: str = "regex",
+         priority: int = 50) -> str:
+    """A second rule appended to GOOD, starting on line 8."""
+    head = f"  - id: {rule_id}\n    kind: {kind}\n" if rule_id else f"  - kind: {kind}\n"
+    return GOOD + head + f"    category: number\n    priority: {priority}\n    pattern: '{pattern}'\n" + extra
+
+
+def error_of(raw: str, path: str = "mine.yaml") -> RuleError:
+    with pytest.raises(RuleError) as info:
+        RuleRegistry([load_text(raw, path)])  # compiling is part of loading: regexes are checked there
+    return info.value
+
+
+def test_good_file_loads_with_rule_lines():
+    loaded = load_text(rule("r.two"), "mine.yaml")
+    assert [r.id for r in loaded.ruleset.rules] == ["num.digits", "r.two"]
+    assert loaded.lines == {"num.digits": 3, "r.two": 8}
+    assert loaded.path == "mine.yaml"
+
+
+@pytest.mark.parametrize("tail, line", [("  - id: broken\n   kind: regex\n", 9),  # bad indent
+                                        ("  - id: broken\n    kind: [regex\n", 10)])  # unclosed list
+def test_malformed_yaml_names_file_and_line(tail, line):
+    err = error_of(GOOD + tail)
+    assert str(err).startswith(f"mine.yaml:{line}: invalid YAML")
+    assert (err.path, err.line) == ("mine.yaml", line)
+
+
+def test_tab_indentation_names_the_line():
+    err = error_of("name: t\nrules:\n\t- id: x\n")
+    assert (err.path, err.line) == ("mine.yaml", 3)
+
+
+def test_unknown_field_names_file_line_rule_and_field():
+    err = error_of(rule("r.colour", extra="    colour: red\n"))
+    assert (err.path, err.line, err.rule_id) == ("mine.yaml", 8, "r.colour")
+    assert "colour" in str(err) and str(err).startswith("mine.yaml:8 (rule 'r.colour')")
+
+
+def test_unknown_top_level_field():
+    err = error_of("name: t\nlanguage: zh\nrules: []\n")
+    assert "language" in str(err) and err.path == "mine.yaml"
+
+
+def test_missing_id_names_the_rule_by_position():
+    err = error_of(rule(None))
+    assert err.line == 8 and "#2" in str(err) and "id" in str(err)
+
+
+def test_duplicate_id_in_one_file():
+    err = error_of(rule("num.digits"))
+    assert (err.line, err.rule_id) == (8, "num.digits")
+    assert "duplicate" in str(err) and "line 3" in str(err)
+
+
+def test_duplicate_id_across_files(tmp_path):
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(GOOD, encoding="utf-8")
+    second.write_text(GOOD.replace("name: test", "name: other"), encoding="utf-8")
+    with pytest.raises(RuleError) as info:
+        resolve(None, [first, second])
+    err = info.value
+    assert err.path == str(second) and err.rule_id == "num.digits" and str(first) in str(err)
+
+
+def test_id_clash_with_builtin_rules(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text(GOOD.replace("num.digits", "amount.percent"), encoding="utf-8")
+    with pytest.raises(RuleError, match=r"amount\.percent.*duplicate rule id, also defined in .*common\.yaml"):
+        resolve(None, [path])
+
+
+@pytest.mark.parametrize("kind, pattern", [("regex", "(unclosed"), ("heading", "[abc"), ("cue_window", "a{2,1}")])
+def test_invalid_regex_names_file_line_and_rule(kind, pattern):
+    err = error_of(rule("r.bad", pattern=pattern, kind=kind))
+    assert (err.path, err.line, err.rule_id) == ("mine.yaml", 8, "r.bad")
+    assert "invalid regex" in str(err)
+
+
+def test_priority_out_of_range():
+    err = error_of(rule("r.bad", priority=500))
+    assert (err.rule_id, err.line) == ("r.bad", 8) and "priority" in str(err)
+
+
+@pytest.mark.parametrize("extra, match", [
+    ("    flags: [UNICODE_PLEASE]\n", "flags"),
+    ("    lang: [fr]\n", "lang"),
+    ("    validate_with: no_such_validator\n", "no_such_validator"),
+    ("    group: 3\n", "group 3"),
+])
+def test_invalid_values_name_the_rule(extra, match):
+    err = error_of(rule("r.bad") + extra)
+    assert err.rule_id == "r.bad" and err.line == 8 and match in str(err)
+
+
+def test_unknown_kind():
+    err = error_of(rule("r.kind", kind="fuzzy"))
+    assert err.rule_id == "r.kind" and "fuzzy" in str(err)
+
+
+@pytest.mark.parametrize("raw", ["- just\n- a list\n", "42\n", "", "name: t\nrules: 5\n"])
+def test_wrong_shapes(raw):
+    err = error_of(raw)
+    assert str(err).startswith("mine.yaml")
+
+
+def test_load_file_errors(tmp_path):
+    with pytest.raises(RuleError, match="no such rule file"):
+        load_file(tmp_path / "missing.yaml")
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes("name: caf\xe9\nrules: []\n".encode("latin-1"))
+    with pytest.raises(RuleError, match=r"latin1\.yaml: cannot read rule file"):
+        load_file(bad)
+    with pytest.raises(RuleError, match="cannot read rule file"):
+        load_file(tmp_path)
+
+
+def test_unknown_domain():
+    with pytest.raises(RuleError, match="unknown domain 'astrology'"):
+        resolve("astrology")
+
+
+@pytest.mark.parametrize("domain", [None, "general", *BUILTIN_DOMAINS])
+def test_builtin_rule_sets_compile(domain):
+    loaded = resolve(domain)
+    registry = RuleRegistry(loaded)
+    assert registry.names[0] == "common"
+    assert len(registry.rules) == sum(len(item.ruleset.rules) for item in loaded)
+
+
+def test_every_builtin_file_is_valid():
+    files = sorted(builtin_rules_dir().glob("*.yaml"))
+    assert {f.stem for f in files} >= {"common", *BUILTIN_DOMAINS}
+    for path in files:
+        RuleRegistry([load_file(path)])
+
+
+def test_cue_window_override_applies_to_cue_rules_only():
+    loaded = resolve(None)
+    original = {r.id: r for item in loaded for r in item.ruleset.rules}
+    registry = RuleRegistry(loaded, cue_window_tokens=7)
+    windows = [c.rule for c in registry.rules if c.rule.kind == "cue_window"]
+    assert {r.category == "cue" for r in windows} == {True, False}  # both sorts exist in common.yaml
+    for r in windows:
+        assert r.window_tokens == (7 if r.category == "cue" else original[r.id].window_tokens)
+
+
+# ---------------------------------------------------------------- JSON schema export
+
+def test_json_schema_export_is_json_and_covers_every_kind():
+    schema = json.loads(json.dumps(json_schema()))
+    assert schema["title"] == "RuleSet" and set(schema["required"]) >= {"name"}
+    kinds = schema["properties"]["rules"]["items"]["discriminator"]["mapping"]
+    assert set(kinds) == {"regex", "phrases", "cue_window", "pos", "heading"}
+    for ref in kinds.values():
+        model = schema["$defs"][ref.rsplit("/", 1)[-1]]
+        assert model["additionalProperties"] is False  # editors flag unknown fields
+        assert {"id", "kind", "category", "priority"} <= set(model["required"])
+
+
+def test_json_schema_fields_match_the_models():
+    schema = json_schema()
+    for name in ("RegexRule", "PhraseRule", "CueWindowRule", "PosRule", "HeadingRule"):
+        model = getattr(schema_module, name)
+        assert set(schema["$defs"][name]["properties"]) == set(model.model_fields)
+
+
+def test_builtin_files_satisfy_the_exported_schema_required_fields():
+    """Cheap structural check of the real files against the exported schema (no jsonschema dependency)."""
+    import yaml
+
+    schema = json_schema()
+    mapping = schema["properties"]["rules"]["items"]["discriminator"]["mapping"]
+    for path in sorted(builtin_rules_dir().glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert set(data) <= set(schema["properties"]), path
+        for item in data.get("rules") or []:
+            model = schema["$defs"][mapping[item["kind"]].rsplit("/", 1)[-1]]
+            assert set(model["required"]) <= set(item) <= set(model["properties"]), (path, item["id"])
+        RuleSet.model_validate(data)
+
+
+def test_the_published_schema_file_is_current():
+    """docs/rules.schema.json (for editors) is what `catp rules schema` exports now."""
+    published = ROOT / "docs" / "rules.schema.json"
+    if not published.is_file():
+        pytest.skip("docs/rules.schema.json is not in this checkout")
+    assert json.loads(published.read_text(encoding="utf-8")) == json_schema()
+
+
+def test_rules_schema_command(tmp_path):
+    out = tmp_path / "schema.json"
+    proc = subprocess.run([sys.executable, "-m", "catp", "rules", "schema", "-o", str(out)], capture_output=True,
+                          cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text(encoding="utf-8")) == json_schema()

@@ -1,0 +1,97 @@
+"""select.py: the greedy fill. These tests pin what must hold whatever the ranking formula is
+(the lead tunes it): deleted units never kept, one gap marker between runs, never past the budget."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catp.document import Document, Unit, UnitKind
+from catp.select import rank, runs, select
+
+
+def make_doc(tokens, priority=None, value=None, deleted=None, scores=None, boost=None) -> Document:
+    n = len(tokens)
+    units = [Unit(i, 10 * i, 10 * i + 5, UnitKind.SENTENCE, i, tokens[i]) for i in range(n)]
+    doc = Document(text="x" * (10 * n), units=units)
+    doc.unit_priority = list(priority or [0] * n)
+    doc.unit_value = list(value or [float(p > 0) for p in doc.unit_priority])
+    doc.unit_deleted = list(deleted or [False] * n)
+    doc.unit_boost = list(boost or [0] * n)
+    doc.unit_rules = [["r"] if p else [] for p in doc.unit_priority]
+    doc.scores = dict(scores or {i: 0.0 for i in range(n)})
+    return doc
+
+
+def test_rank_is_a_permutation_of_the_live_units():
+    doc = make_doc([5, 3, 7, 1, 4], priority=[0, 70, 0, 80, 0], deleted=[False, False, True, False, False],
+                   scores={0: 0.3, 4: 0.9})
+    assert sorted(rank(doc)) == [0, 1, 3, 4]
+
+
+def test_a_protected_unit_outranks_a_worthless_one():
+    # the worthless unit comes first in the text; the protected one must still go first
+    doc = make_doc([5, 5], priority=[0, 80], value=[0.0, 1.0], scores={0: 0.0})
+    assert rank(doc) == [1, 0]
+
+
+def test_deleted_units_are_never_ranked_or_kept():
+    doc = make_doc([1, 1, 1], priority=[90, 0, 0], deleted=[True, False, False])
+    assert 0 not in rank(doc)
+    assert not select(doc, budget=100, gap_tokens=1).kept[0]
+
+
+def test_ties_break_by_position():
+    doc = make_doc([3, 3, 3, 3])
+    assert rank(doc) == [0, 1, 2, 3]
+
+
+def test_gap_markers_are_paid_between_runs():
+    doc = make_doc([4, 4, 4])
+    # all three in one run: 12 tokens and no marker, whatever order they are taken in
+    sel = select(doc, budget=12, gap_tokens=2)
+    assert sel.kept == [True, True, True] and sel.estimated_tokens == 12
+    sel = select(doc, budget=11, gap_tokens=2)
+    assert not all(sel.kept) and sel.estimated_tokens <= 11
+
+
+def test_two_runs_pay_one_marker():
+    doc = make_doc([4, 9, 4], deleted=[False, True, False])  # the middle unit can never be kept
+    assert select(doc, budget=10, gap_tokens=2).kept == [True, False, True]
+    assert select(doc, budget=9, gap_tokens=2).kept.count(True) == 1
+
+
+def test_selection_records_order_and_estimate():
+    doc = make_doc([2, 9, 2], priority=[0, 80, 0], scores={0: 1.0, 2: 0.5})
+    sel = select(doc, budget=100, gap_tokens=1)
+    assert sel.kept == [True, True, True] and sorted(sel.added) == [0, 1, 2]
+    assert sel.added[0] == rank(doc, 1)[0]
+    assert sel.estimated_tokens == 2 + 9 + 2
+
+
+def test_zero_budget_keeps_nothing():
+    doc = make_doc([1, 1], priority=[100, 100])
+    assert select(doc, budget=0, gap_tokens=0).kept == [False, False]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 30), st.sampled_from([0, 0, 60, 80]), st.booleans(),
+                          st.floats(0, 5, allow_nan=False)), min_size=1, max_size=25),
+       st.integers(0, 200), st.integers(0, 4))
+def test_estimate_never_exceeds_budget(spec, budget, gap):
+    tokens, priority, deleted, scores = zip(*spec)
+    doc = make_doc(list(tokens), priority=list(priority), deleted=list(deleted),
+                   scores=dict(enumerate(scores)))
+    sel = select(doc, budget, gap)
+    assert sel.estimated_tokens <= budget
+    # recompute the cost of what was kept, from scratch: units + one gap per run
+    exact = sum(t for t, k in zip(tokens, sel.kept) if k) + gap * max(len(runs(sel.kept)) - 1, 0)
+    assert exact == sel.estimated_tokens
+    assert not any(k and d for k, d in zip(sel.kept, deleted))
+    assert sorted(sel.added) == [i for i, k in enumerate(sel.kept) if k]
+
+
+def test_runs():
+    assert runs([]) == []
+    assert runs([False, False]) == []
+    assert runs([True, True, False, True, False, False, True, True]) == [(0, 1), (3, 3), (6, 7)]
