@@ -94,10 +94,20 @@ class HeadingMatcher(Matcher):
         self.pattern = compile_regex(rule.pattern, rule.flags, where=where)
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
-        text = ctx.text
+        """One search per heading unit, all of them sharing the rule's timeout (CPU seconds, as `regex`
+        counts them): a slow pattern cannot take the timeout once per heading."""
+        import time
+
+        text, left = ctx.text, ctx.regex_timeout
         for unit in ctx.doc.units:
-            if unit.kind is UnitKind.HEADING and self.pattern.search(text, unit.start, unit.end,
-                                                                      timeout=ctx.regex_timeout):
+            if unit.kind is not UnitKind.HEADING:
+                continue
+            started = time.process_time()
+            found = self.pattern.search(text, unit.start, unit.end, timeout=left)
+            left -= time.process_time() - started
+            if left <= 0:
+                raise TimeoutError("regex timed out")
+            if found:
                 yield self.span(unit.start, unit.end)
 
 
