@@ -185,3 +185,37 @@ def test_empty_and_whitespace_phrase_lists_are_refused():
         """)
     with pytest.raises(RuleError, match=r"p\.blank.*blank"):
         load_text(raw, "p.yaml")
+
+
+def test_heading_rules_share_one_timeout_across_headings(tmp_path):
+    """A heading rule searches each heading unit on its own. Each search once got the whole timeout,
+    so a pattern just under it per heading could take (headings x timeout). Here the compiled pattern
+    is swapped for one that burns 20 ms of CPU per search (measured in CPU time, so the outcome does not
+    depend on the machine's speed): with a 0.1 s timeout the rule stops after about 5 of 40 headings."""
+    import time
+
+    from catp.annotate import annotate
+    from catp.document import Document
+    from catp.rules.registry import RuleRegistry
+    from catp.segment import segment
+    from catp.tokens import load_token_counter
+
+    calls: list[float] = []
+
+    class BurningPattern:
+        def search(self, text, start, end, timeout):
+            calls.append(timeout)
+            until = time.process_time() + 0.02
+            while time.process_time() < until:
+                pass
+            return None
+
+    raw = HEAD + "  - id: slow.heading\n    kind: heading\n    category: heading\n    priority: 60\n    pattern: 'X'\n"
+    registry = RuleRegistry([load_text(raw, "h.yaml")])
+    registry.rules[0].matcher.pattern = BurningPattern()
+    text = "".join(f"第{i}条 标题\n正文内容在这里，共有若干字。\n" for i in range(1, 41))
+    doc = segment(Document(text=text, lang="zh"))
+    annotate(doc, registry, load_token_counter().token_starts(text), langs={"zh"}, regex_timeout=0.1)
+    assert any("slow.heading" in w and "timeout" in w for w in doc.warnings)
+    assert 3 <= len(calls) <= 7 < 40
+    assert calls == sorted(calls, reverse=True) and calls[0] == 0.1
