@@ -91,6 +91,8 @@ def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAUL
         raise InputError(f"{path}: no such file") from exc
     except PermissionError as exc:
         raise InputError(f"{path}: permission denied") from exc
+    except OSError as exc:  # e.g. EIO from /proc/self/mem
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     return decode_bytes(data, encoding=encoding, max_bytes=max_bytes, source=path)
 
 
