@@ -53,6 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the system refused a read or write (disk full, I/O error): one line too
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"catp: error: {where}{exc.strerror or exc}", err=True)
+        return 2
     except Exception as exc:
         if hasattr(exc, "format_message"):  # click usage errors (typer vendors click)
             typer.echo(f"catp: error: {exc.format_message()}", err=True)
