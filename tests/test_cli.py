@@ -147,3 +147,15 @@ def test_binary_stdin():
 def test_help_exits_0():
     proc = catp("prune", "--help")
     assert proc.returncode == 0 and b"--budget" in proc.stdout
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_stdout_write_failure_is_one_line(doc):
+    """Writing the result to a full disk (here /dev/full as stdout) is one line, exit 2."""
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "catp", "prune", str(doc), "--budget", "60", "--quiet"],
+                              stdout=full, stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("catp: error: ")

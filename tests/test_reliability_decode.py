@@ -233,3 +233,9 @@ def test_huge_max_bytes_is_not_allocated(tmp_path):
     path.write_text("The fee is $5,000, due on March 5, 2024.", encoding="utf-8")
     proc = catp("prune", str(path), "--budget", "100", "--max-bytes", str(10**20), "--quiet")
     assert proc.returncode == 0 and b"$5,000" in proc.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="no /proc here")
+def test_unreadable_special_file():
+    """/proc/self/mem opens but read() fails with EIO: one line, not a traceback."""
+    assert "cannot read" in one_line_error(catp("prune", "/proc/self/mem", "--budget", "10"))
