@@ -7,6 +7,8 @@ lists (lexicons) and token shapes instead of tags. Both taggers load lazily.
 from __future__ import annotations
 
 import logging
+import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -166,9 +168,93 @@ def _en_pattern(specs: list[PosToken]) -> list[dict]:
     return out
 
 
+_NONSPACE = re.compile(r"\S+")  # what spaCy's tokenizer splits on first: str.isspace() runs
+
+
 def _match_en(rule: PosRule, text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    doc = _spacy_en().make_doc(text[start:end])
-    spans = sorted((doc[s:e].start_char, doc[s:e].end_char) for _, s, e in _en_matcher(rule)(doc))
+    """spaCy tokenizes each whitespace-separated piece on its own; a rule whose first token is a
+    word list can only match from a piece containing one of the words, and takes at most
+    len(tokens)-1 more tokens (so at most that many more pieces). Only those windows are
+    tokenized and matched; the matches are exactly those over the whole sentence."""
+    sentence = text[start:end]
+    finder = _first_word_finder(rule)
+    if finder is None:
+        yield from _leftmost(_en_spans(rule, sentence, 0), start)
+        return
+    found: list[tuple[int, int]] = []
+    for ra, rb in _windows(sentence, finder, len(rule.tokens) - 1):
+        found.extend(_en_spans(rule, sentence[ra:rb], ra))
+    found.sort()
+    yield from _leftmost(found, start)
+
+
+_SPACE = re.compile(r"\s")
+
+
+def _windows(sentence: str, finder: tuple[re.Pattern, re.Pattern], tail: int) -> list[tuple[int, int]]:
+    """Disjoint character ranges, each from the start of a piece holding a candidate first word
+    to the end of the `tail`-th piece after the last candidate piece in it."""
+    regions: list[tuple[int, int]] = []
+    r_start = r_end = -1
+    lowered = sentence.lower()
+    if len(lowered) == len(sentence):  # then every character lowered to one: offsets agree
+        hits = finder[0].finditer(lowered)
+    else:
+        hits = finder[1].finditer(sentence)
+    for m in hits:
+        p = m.start()
+        if p >= r_end:  # a piece after the current window: open a new one at its start
+            if r_end >= 0:
+                regions.append((r_start, r_end))
+            r_start = p
+            while r_start > 0 and not sentence[r_start - 1].isspace():
+                r_start -= 1
+        space = _SPACE.search(sentence, p)
+        end = space.start() if space else len(sentence)
+        for _ in range(tail):
+            nxt = _NONSPACE.search(sentence, end)
+            if nxt is None:
+                break
+            end = nxt.end()
+        r_end = max(r_end, end)
+    if r_end >= 0:
+        regions.append((r_start, r_end))
+    return regions
+
+
+_EN_FINDERS: dict[int, tuple[PosRule, tuple[re.Pattern, re.Pattern] | None]] = {}
+
+
+def _first_word_finder(rule: PosRule) -> tuple[re.Pattern, re.Pattern] | None:
+    """Searches for the first token's words (in lowered text; case-insensitive in the original):
+    they find every place where a token whose lower case is one of them can start (a superset).
+    None: no such shortcut for this rule."""
+    hit = _EN_FINDERS.get(id(rule))
+    if hit is not None and hit[0] is rule:
+        return hit[1]
+    first = rule.tokens[0]
+    words = first.words or []
+    usable = bool(words) and not first.optional and all(w.isascii() and w and not any(
+        ch.isspace() for ch in w) for w in words)
+    finder = None
+    if usable:
+        alternation = "|".join(re.escape(w.lower()) for w in sorted(set(words), key=len, reverse=True))
+        finder = (re.compile(alternation), re.compile(alternation, re.IGNORECASE))
+    _EN_FINDERS[id(rule)] = (rule, finder)
+    return finder
+
+
+def _en_spans(rule: PosRule, sentence: str, offset: int) -> list[tuple[int, int]]:
+    doc = _spacy_en().make_doc(sentence)
+    out = []
+    for _, s, e in _en_matcher(rule)(doc):
+        tail = doc[e - 1]
+        out.append((offset + doc[s].idx, offset + tail.idx + len(tail.text)))
+    out.sort()
+    return out
+
+
+def _leftmost(spans: list[tuple[int, int]], start: int) -> Iterator[tuple[int, int]]:
     last = -1
     for a, b in spans:  # leftmost, non-overlapping
         if a >= last:
