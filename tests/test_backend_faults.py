@@ -396,3 +396,43 @@ def test_api_key_comes_from_env_or_argument(standin, monkeypatch):
     client_for(standin.url).chat(MESSAGES, max_tokens=1)
     auth = [r["headers"].get("Authorization") for r in standin.requests]
     assert auth == ["Bearer from-env", "Bearer from-flag", "Bearer openai-env"]
+
+
+# -- a server without vLLM's extra endpoints -------------------------------------------------------
+
+def models_reply(root: str) -> Action:
+    return reply(200, {"object": "list", "data": [{"id": "stand-in", "root": root, "max_model_len": 2048}]})
+
+
+def test_budget_counts_with_the_local_tokenizer_when_tokenize_is_missing(standin, tiny_model_dir):
+    from tokenizers import Tokenizer
+
+    from catp.backends.budget import ChatCounter, engine_budget
+
+    standin.script = [models_reply(str(tiny_model_dir)), reply(404, "no /metrics"), reply(404, "no /tokenize")]
+    client = client_for(standin.url)
+    counter = ChatCounter(client)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "付款期限是哪天？ Fee: $5,000"}]
+    figures = engine_budget(client, counter, messages, max_tokens=100)
+    # the tiny model's chat template, written out, encoded with its tokenizer.json
+    rendered = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    expected = len(Tokenizer.from_file(str(tiny_model_dir / "tokenizer.json"))
+                   .encode(rendered + "<|im_start|>assistant\n", add_special_tokens=False).ids)
+    assert figures.prompt_overhead.value == expected
+    assert counter.exact and figures.counter.startswith(f"local tokenizer {tiny_model_dir}")
+    assert any("HTTP 404" in w and "/metrics" in w for w in figures.warnings)
+    assert any("/tokenize" in w and "counting with local tokenizer" in w for w in figures.warnings)
+    assert figures.kv_cache_tokens is None and figures.prompt_limit.value == 2048 - 100
+
+
+def test_budget_estimate_says_it_is_one(standin, tmp_path):
+    from catp.backends.budget import ChatCounter, engine_budget
+
+    standin.script = [models_reply(str(tmp_path / "elsewhere")), reply(404, "no /tokenize")]
+    client = client_for(standin.url)
+    counter = ChatCounter(client)
+    figures = engine_budget(client, counter, [{"role": "user", "content": "Question?"}], max_tokens=10,
+                            use_metrics=False)
+    assert not counter.exact and figures.counter.startswith("estimate:")
+    assert any("counting with an estimate" in w for w in figures.warnings)
+    assert figures.prompt_overhead.value > 8

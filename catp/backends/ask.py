@@ -130,6 +130,9 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
     tmpl = template if isinstance(template, PromptTemplate) else load_templates(template)[lang]
 
     if pruner is None:
+        from catp.rules.loader import resolve
+
+        resolve(domain, list(rules))  # a bad domain or rule file fails here, before any request
         tokenizer = tokenizer or backend.tokenizer_path()  # the served model's own, when it is here
         pruner = Pruner(domain=domain, rules=list(rules), tokenizer=tokenizer, scorer=scorer)
     gap = pruner.gap_marker.strip() or pruner.gap_marker
