@@ -26,8 +26,19 @@ def _jieba_posseg():
 
 @lru_cache(maxsize=1)
 def _spacy_en():
-    import spacy
+    import sys
 
+    # spaCy imports thinc, whose compat module imports torch when it is installed (~1 s and ~150 MB),
+    # though a blank tokenizer and the Matcher never use it. Hide torch during that import unless it
+    # is already loaded; `import torch` works again afterwards (the LM scorer's own import is untouched).
+    hide = "torch" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # makes `import torch` raise ImportError
+    try:
+        import spacy
+    finally:
+        if hide and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
     return spacy.blank("en")
 
 
