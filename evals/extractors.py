@@ -1,7 +1,8 @@
 """An independent check: numbers, dates and money found by third-party extractors that
 catp itself does not use, so that the check does not share catp's blind spots.
 
-- en: Recognizers-Text (Microsoft) number and currency models; dateparser's search_dates
+- en: Recognizers-Text (Microsoft) number and currency models (the latter only on text chunks
+  holding a currency sign or word, for speed); dateparser's search_dates
   for dates (only matches that hold a year, or a d/m/y form, count: its search also
   returns words like "may" and bare numbers).
 - zh: JioNLP extract_money and extract_time; Recognizers-Text's Chinese number model.
@@ -22,7 +23,10 @@ from importlib import metadata
 from pathlib import Path
 
 CHUNK_CHARS = 5000
+REVISION = 2  # bump when the filtering here changes: it is part of the cache key
 _DIGIT = re.compile(r"[0-9０-９]")
+# The currency model is the slow one: it only sees chunks that hold a currency sign or word.
+_CURRENCY_CUE = re.compile(r"[$€£¥₹]|\b(?:usd|eur|gbp|cny|rmb|jpy|dollars?|euros?|pounds?|yuan|cents?)\b", re.I)
 _DATE_SHAPE = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b|\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4}")
 
 
@@ -63,7 +67,7 @@ def available() -> str | None:
 
 
 def extract_values(text: str, lang: str, cache_dir: Path | None = None) -> list[Value]:
-    key = hashlib.sha256(f"{lang}\0{json.dumps(versions(), sort_keys=True)}\0{text}".encode()).hexdigest()
+    key = hashlib.sha256(f"{REVISION}\0{lang}\0{json.dumps(versions(), sort_keys=True)}\0{text}".encode()).hexdigest()
     cached = cache_dir / f"values-{key[:32]}.json" if cache_dir else None
     if cached and cached.is_file():
         return [Value(*v) for v in json.loads(cached.read_text())]
@@ -95,9 +99,11 @@ def _recognizer_models(culture: str):
             NumberWithUnitRecognizer(culture).get_currency_model())
 
 
-def _recognized(model, text: str, kind: str) -> list[Value]:
+def _recognized(model, text: str, kind: str, cue: re.Pattern | None = None) -> list[Value]:
     found = []
     for base, chunk in _chunks(text):
+        if cue is not None and not cue.search(chunk):
+            continue
         for r in model.parse(chunk):
             start, end = base + r.start, base + r.end + 1  # Recognizers-Text ends are inclusive
             if _DIGIT.search(text[start:end]):
@@ -110,7 +116,7 @@ def _extract_en(text: str) -> list[Value]:
     from recognizers_text import Culture
 
     numbers, money = _recognizer_models(Culture.English)
-    values = _recognized(numbers, text, "number") + _recognized(money, text, "money")
+    values = _recognized(numbers, text, "number") + _recognized(money, text, "money", _CURRENCY_CUE)
     for base, chunk in _chunks(text):
         cursor = 0
         hits = search_dates(chunk, languages=["en"], settings={"STRICT_PARSING": True}) or []
