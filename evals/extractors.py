@@ -2,9 +2,9 @@
 catp itself does not use, so that the check does not share catp's blind spots.
 
 - en: Recognizers-Text (Microsoft) number and currency models (the latter only on text chunks
-  holding a currency sign or word, for speed); dateparser's search_dates
-  for dates (only matches that hold a year, or a d/m/y form, count: its search also
-  returns words like "may" and bare numbers).
+  holding a currency sign or word, for speed); dates from datefinder, plus dateparser's
+  search_dates matches that datefinder missed (strict parsing, and only matches that hold a
+  year or a d/m/y form: its search also returns words like "may" and bare numbers).
 - zh: JioNLP extract_money and extract_time; Recognizers-Text's Chinese number model.
 Only values whose text holds a digit count (bare "one" / "一" are everywhere).
 """
@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 
 CHUNK_CHARS = 5000
-REVISION = 2  # bump when the filtering here changes: it is part of the cache key
+REVISION = 3  # bump when the filtering here changes: it is part of the cache key
 _DIGIT = re.compile(r"[0-9０-９]")
 # The currency model is the slow one: it only sees chunks that hold a currency sign or word.
 _CURRENCY_CUE = re.compile(r"[$€£¥₹]|\b(?:usd|eur|gbp|cny|rmb|jpy|dollars?|euros?|pounds?|yuan|cents?)\b", re.I)
@@ -43,7 +43,7 @@ class ExtractorUnavailable(Exception):
 
 def versions() -> dict[str, str]:
     found = {}
-    for dist in ("recognizers-text-number", "recognizers-text-number-with-unit", "dateparser", "jionlp"):
+    for dist in ("recognizers-text-number", "recognizers-text-number-with-unit", "datefinder", "dateparser", "jionlp"):
         try:
             found[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -53,8 +53,8 @@ def versions() -> dict[str, str]:
 
 def describe() -> str:
     v = versions()
-    return (f"en: Recognizers-Text number/currency {v['recognizers-text-number']} + dateparser "
-            f"{v['dateparser']} search_dates; zh: JioNLP {v['jionlp']} money/time + Recognizers-Text "
+    return (f"en: Recognizers-Text number/currency {v['recognizers-text-number']}, datefinder "
+            f"{v['datefinder']} + dateparser {v['dateparser']} search_dates; zh: JioNLP {v['jionlp']} money/time + Recognizers-Text "
             f"Chinese number {v['recognizers-text-number']}")
 
 
@@ -117,17 +117,28 @@ def _extract_en(text: str) -> list[Value]:
 
     numbers, money = _recognizer_models(Culture.English)
     values = _recognized(numbers, text, "number") + _recognized(money, text, "money", _CURRENCY_CUE)
+    return values + _dates_en(text)
+
+
+def _dates_en(text: str) -> list[Value]:
+    import datefinder
+    from dateparser.search import search_dates
+
+    dates = []
     for base, chunk in _chunks(text):
+        found = [(base + a, base + b) for _, source, (a, b) in datefinder.find_dates(chunk, source=True, index=True)
+                 if _DIGIT.search(source)]
         cursor = 0
-        hits = search_dates(chunk, languages=["en"], settings={"STRICT_PARSING": True}) or []
-        for found, _ in hits:
-            i = chunk.find(found, cursor)
+        for match, _ in search_dates(chunk, languages=["en"], settings={"STRICT_PARSING": True}) or []:
+            i = chunk.find(match, cursor)
             if i < 0:
                 continue
-            cursor = i + len(found)
-            if _DATE_SHAPE.search(found):
-                values.append(Value(base + i, base + i + len(found), "date"))
-    return values
+            cursor = i + len(match)
+            a, b = base + i, base + i + len(match)
+            if _DATE_SHAPE.search(match) and not any(s < b and a < e for s, e in found):
+                found.append((a, b))
+        dates += [Value(a, b, "date") for a, b in found]
+    return dates
 
 
 @lru_cache(maxsize=1)
