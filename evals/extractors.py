@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 
 CHUNK_CHARS = 5000
-REVISION = 3  # bump when the filtering here changes: it is part of the cache key
+REVISION = 4  # bump when the filtering here changes: it is part of the cache key
 _DIGIT = re.compile(r"[0-9０-９]")
 # The currency model is the slow one: it only sees chunks that hold a currency sign or word.
 _CURRENCY_CUE = re.compile(r"[$€£¥₹]|\b(?:usd|eur|gbp|cny|rmb|jpy|dollars?|euros?|pounds?|yuan|cents?)\b", re.I)
@@ -126,8 +126,11 @@ def _dates_en(text: str) -> list[Value]:
 
     dates = []
     for base, chunk in _chunks(text):
-        found = [(base + a, base + b) for _, source, (a, b) in datefinder.find_dates(chunk, source=True, index=True)
-                 if _DIGIT.search(source)]
+        found = []
+        for _, source, (a, _b) in datefinder.find_dates(chunk, source=True, index=True):
+            i = chunk.find(source.strip(), max(a - 8, 0))  # its indices can be off by a character
+            if i >= 0 and _DIGIT.search(source):
+                found.append((base + i, base + i + len(source.strip())))
         cursor = 0
         for match, _ in search_dates(chunk, languages=["en"], settings={"STRICT_PARSING": True}) or []:
             i = chunk.find(match, cursor)
@@ -135,7 +138,7 @@ def _dates_en(text: str) -> list[Value]:
                 continue
             cursor = i + len(match)
             a, b = base + i, base + i + len(match)
-            if _DATE_SHAPE.search(match) and not any(s < b and a < e for s, e in found):
+            if _DATE_SHAPE.search(match) and not any(s < b and a < e for s, e in found):  # not a duplicate
                 found.append((a, b))
         dates += [Value(a, b, "date") for a, b in found]
     return dates
