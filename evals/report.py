@@ -118,11 +118,21 @@ def failure_markdown(set_name: str, failures: list[dict]) -> str:
             text = ctx[max(u["start"] - f["context_start"], 0): u["end"] - f["context_start"]]
             text = (text[:70] + "…" if len(text) > 70 else text).replace("\n", " ").replace("|", "\\|")
             mark = "**" if u["overlaps_gold"] else ""
-            why = ("deleted (boilerplate)" if u["deleted"] else ", ".join(u["reasons"]) or
-                   ("score" if u["kept"] else "outranked (budget)"))
+            why = _why(u)
             lines.append(f"| {mark}{text}{mark} | {'yes' if u['kept'] else 'no'} | {why} | {u['priority']} | {u['score']} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _why(unit: dict) -> str:
+    rules = ", ".join(unit["reasons"])
+    if unit["deleted"]:
+        return f"deleted as boilerplate ({rules})" if rules else "deleted as boilerplate"
+    if unit["kept"]:
+        return rules or "score"
+    if rules:
+        return f"protected ({rules}) but forced out by the budget"
+    return "outranked: score below the cut"
 
 
 # -- plots ----------------------------------------------------------------------------------
