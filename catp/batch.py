@@ -1,0 +1,392 @@
+"""Prune many documents: files, folders, or JSONL (one document per line), into JSONL results.
+
+    from catp.batch import BatchOptions, run_batch
+    summary = run_batch(["contracts/", "more.jsonl"], "out.jsonl", BatchOptions(ratio="1/6"), jobs=2)
+
+Every input document gives exactly one output row, in input order:
+
+    {"id": ..., "text": <pruned text>, "kept": [{"start", "end", "reasons"}], "stats": {...},
+     "warnings": [...], "error": null}
+
+and a document that cannot be read or pruned gives an error row instead (`text`, `kept`, `stats` null,
+`error` the message); a row is never lost. With `jobs` > 1 documents are pruned in a process pool
+where each worker builds one `Pruner` (rules, tokenizer, taggers loaded once per worker); a worker
+that dies (crash, out of memory) is replaced, the rows it held are retried one at a time, and the
+row that kills a worker twice becomes an error row.
+
+JSONL rows: the text is in `text` and the id in `id` (both field names configurable; a missing id
+becomes `FILE:LINE`). A row may carry its own `budget` or `ratio` (replacing the batch's), `question`
+and `domain`. Text files are read and decoded (encoding detection) by the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+ROW_KEYS = ("id", "text", "kept", "stats", "warnings", "error")
+
+
+@dataclass
+class BatchOptions:
+    """What every worker's Pruner is built with, and the batch-wide budget and reading options."""
+
+    budget: int | None = None
+    ratio: str | float | None = None
+    question: str | None = None
+    domain: str = "auto"
+    rules: list[str] = field(default_factory=list)
+    tokenizer: str | None = None
+    scorer: str = "lexical"
+    scorer_options: dict = field(default_factory=dict)
+    gap_marker: str = " … "
+    cue_window_tokens: int | None = None
+    encoding: str | None = None
+    max_bytes: int = 200 * 1024 * 1024
+    text_field: str = "text"
+    id_field: str = "id"
+    glob: str = "*"
+    setup: str | None = None  # "module:function" run once in each worker first (register scorers, matchers)
+
+
+@dataclass
+class Item:
+    """One input document: text (JSONL) or a path (text file) for the worker, or a reading error."""
+
+    index: int
+    id: object
+    text: str | None = None
+    path: str | None = None
+    overrides: dict = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class BatchSummary:
+    rows: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    elapsed_s: float = 0.0
+    jobs: int = 1
+    worker_restarts: int = 0
+
+    @property
+    def ok(self) -> int:
+        return self.rows - self.errors
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def expand_inputs(inputs: Iterable[str | Path], glob: str = "*") -> list[str]:
+    """Files in the order given; a folder becomes its files matching `glob` (recursive, sorted,
+    hidden files and folders skipped). '-' (stdin, JSONL) and missing paths are kept as they are."""
+    out: list[str] = []
+    for raw in inputs:
+        name = str(raw)
+        path = Path(name)
+        if name != "-" and path.is_dir():
+            files = sorted(p for p in path.rglob(glob) if p.is_file()
+                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            out.extend(str(p) for p in files)
+        else:
+            out.append(name)
+    return out
+
+
+def is_jsonl(name: str) -> bool:
+    return name == "-" or name.lower().endswith(JSONL_SUFFIXES)
+
+
+def count_documents(sources: list[str]) -> int | None:
+    """How many rows the sources will give (JSONL: non-blank lines), or None when stdin is read."""
+    total = 0
+    for name in sources:
+        if name == "-":
+            return None
+        if not is_jsonl(name):
+            total += 1
+            continue
+        try:
+            with open(name, "rb") as fh:
+                total += sum(1 for line in fh if line.strip())
+        except OSError:
+            total += 1  # it will be one error row
+    return total
+
+
+def iter_items(sources: list[str], options: BatchOptions) -> Iterator[Item]:
+    index = 0
+    for name in sources:
+        if not is_jsonl(name):
+            yield Item(index, name, path=name)
+            index += 1
+            continue
+        for item in _jsonl_items(name, options, index):
+            yield item
+            index += 1
+
+
+def _jsonl_items(name: str, options: BatchOptions, first_index: int) -> Iterator[Item]:
+    index = first_index
+    try:
+        fh = sys.stdin.buffer if name == "-" else open(name, "rb")
+    except OSError as exc:
+        yield Item(index, name, error=f"{name}: cannot open: {exc.strerror or exc}")
+        return
+    label = "<stdin>" if name == "-" else name
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            yield _jsonl_item(raw, f"{label}:{lineno}", options, index)
+            index += 1
+    finally:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+
+
+def _jsonl_item(raw: bytes, where: str, options: BatchOptions, index: int) -> Item:
+    try:
+        row = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return Item(index, where, error=f"{where}: not a JSON line ({exc})")
+    if not isinstance(row, dict):
+        return Item(index, where, error=f"{where}: a line must be a JSON object with a {options.text_field!r} field")
+    doc_id = row.get(options.id_field, where)
+    text = row.get(options.text_field)
+    if not isinstance(text, str):
+        what = "missing" if text is None else f"of type {type(text).__name__}, not a string"
+        return Item(index, doc_id, error=f"{where}: field {options.text_field!r} is {what}")
+    overrides = {k: row[k] for k in ("budget", "ratio", "question", "domain") if row.get(k) is not None}
+    return Item(index, doc_id, text=text, overrides=overrides)
+
+
+# -- pruning (runs in the worker, or in-process with jobs=1) -----------------------------------
+
+_STATE: dict = {}
+
+
+def _init_worker(options: BatchOptions) -> None:
+    _STATE.clear()
+    _STATE["options"] = options
+    _STATE["pruners"] = {}
+    if options.setup:
+        _resolve_setup(options.setup)()
+
+
+def _resolve_setup(target: str):
+    import importlib
+
+    from catp.errors import CatpError
+
+    module, _, attr = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr or "setup")
+    except (ImportError, AttributeError) as exc:
+        raise CatpError(f"batch setup {target!r} cannot be loaded: {exc}") from exc
+
+
+def _pruner(domain: str):
+    pruners = _STATE["pruners"]
+    if domain not in pruners:
+        from catp.pipeline import Pruner
+
+        o: BatchOptions = _STATE["options"]
+        pruners[domain] = Pruner(domain=domain, rules=o.rules, tokenizer=o.tokenizer, scorer=o.scorer,
+                                 gap_marker=o.gap_marker, cue_window_tokens=o.cue_window_tokens,
+                                 scorer_options=o.scorer_options or None)
+    return pruners[domain]
+
+
+def error_row(doc_id, message: str) -> dict:
+    return {"id": doc_id, "text": None, "kept": None, "stats": None, "warnings": [], "error": message}
+
+
+def prune_item(item: Item) -> dict:
+    """One row for one item; never raises for a bad document."""
+    if item.error is not None:
+        return error_row(item.id, item.error)
+    from catp.errors import CatpError
+
+    o: BatchOptions = _STATE["options"]
+    try:
+        if item.text is not None:
+            text, encoding = item.text, None
+        else:
+            from catp.decode import read_text
+
+            text, encoding = read_text(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
+        ov = item.overrides
+        budget, ratio = (ov.get("budget"), ov.get("ratio")) if ("budget" in ov or "ratio" in ov) \
+            else (o.budget, o.ratio)
+        result = _pruner(str(ov.get("domain") or o.domain)).prune(
+            text, budget=budget, ratio=ratio, question=ov.get("question", o.question), encoding=encoding)
+    except CatpError as exc:
+        return error_row(item.id, str(exc))
+    except MemoryError:
+        return error_row(item.id, "out of memory while pruning this document")
+    except Exception as exc:  # a bug must not lose the row (or the batch)
+        return error_row(item.id, f"internal error: {type(exc).__name__}: {exc}")
+    data = result.model_dump()
+    return {"id": item.id, "text": data["text"], "kept": data["kept"], "stats": data["stats"],
+            "warnings": data["warnings"], "error": None}
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def prune_rows(items: Iterable[Item], options: BatchOptions, *, jobs: int = 1,
+               summary: BatchSummary | None = None) -> Iterator[dict]:
+    """Rows in input order. jobs=1 prunes in this process; more uses a process pool."""
+    if jobs <= 1:
+        _init_worker(options)
+        try:
+            for item in items:
+                yield prune_item(item)
+        finally:
+            _STATE.clear()
+        return
+    if options.setup:  # fail here, once, rather than in every worker
+        _resolve_setup(options.setup)
+    yield from _pool_rows(items, options, jobs, summary)
+
+
+def _pool_rows(items: Iterable[Item], options: BatchOptions, jobs: int,
+               summary: BatchSummary | None) -> Iterator[dict]:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding tokenizer threads
+
+    def new_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(options,))
+
+    source = iter(items)
+    window = jobs * 4  # rows in flight
+    ahead = jobs * 32  # rows finished but waiting for an earlier one
+    retry: deque[tuple[Item, int]] = deque()  # after a worker died: one at a time
+    inflight: dict = {}
+    done_rows: dict[int, dict] = {}
+    next_out = 0
+    next_in = 0
+    exhausted = False
+    pool = new_pool()
+    try:
+        while True:
+            while True:  # fill
+                if retry:
+                    if inflight:
+                        break
+                    item, attempts = retry.popleft()
+                elif exhausted or len(inflight) >= window or next_in - next_out >= ahead:
+                    break
+                else:
+                    item = next(source, None)
+                    if item is None:
+                        exhausted = True
+                        break
+                    attempts = 0
+                    next_in = item.index + 1
+                if item.error is not None:
+                    done_rows[item.index] = error_row(item.id, item.error)
+                    continue
+                inflight[pool.submit(prune_item, item)] = (item, attempts)
+                if retry:
+                    break
+            while next_out in done_rows:
+                yield done_rows.pop(next_out)
+                next_out += 1
+            if not inflight:
+                if exhausted and not retry:
+                    break
+                continue
+            finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            broken = False
+            for future in finished:
+                item, attempts = inflight.pop(future)
+                try:
+                    done_rows[item.index] = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    if attempts >= 1:
+                        done_rows[item.index] = error_row(
+                            item.id, "the worker process died while pruning this document (crash or out of memory)")
+                    else:
+                        retry.append((item, attempts + 1))
+                except Exception as exc:  # pickling problems and the like
+                    done_rows[item.index] = error_row(item.id, f"internal error: {type(exc).__name__}: {exc}")
+            if broken:
+                for future, (item, attempts) in list(inflight.items()):  # they died with it
+                    retry.append((item, attempts + 1))
+                inflight.clear()
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = new_pool()
+                if summary is not None:
+                    summary.worker_restarts += 1
+                retry = deque(sorted(retry, key=lambda pair: pair[0].index))
+            while next_out in done_rows:
+                yield done_rows.pop(next_out)
+                next_out += 1
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], options: BatchOptions | None = None, *,
+              jobs: int = 1, progress: bool = True) -> BatchSummary:
+    """Prune every document of `inputs` into JSONL at `output` ('-' or a text stream: written there)."""
+    options = options or BatchOptions()
+    sources = expand_inputs(inputs, options.glob)
+    summary = BatchSummary(jobs=max(jobs, 1))
+    started = time.perf_counter()
+    close = False
+    if isinstance(output, (str, Path)):
+        if str(output) == "-":
+            out = sys.stdout
+        else:
+            out, close = open(output, "w", encoding="utf-8"), True
+    else:
+        out = output
+    bar = _progress(count_documents(sources)) if progress else None
+    try:
+        for row in prune_rows(iter_items(sources, options), options, jobs=jobs, summary=summary):
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            summary.rows += 1
+            if row["error"] is not None:
+                summary.errors += 1
+            else:
+                summary.input_tokens += row["stats"]["input_tokens"]
+                summary.output_tokens += row["stats"]["output_tokens"]
+            if bar is not None:
+                bar[0].update(bar[1], advance=1, errors=summary.errors)
+    finally:
+        if bar is not None:
+            bar[0].stop()
+        if close:
+            out.close()
+        else:
+            out.flush()
+    summary.elapsed_s = time.perf_counter() - started
+    return summary
+
+
+def _progress(total: int | None):
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    progress = Progress(TextColumn("pruning"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn(), TimeRemainingColumn(),
+                        console=Console(stderr=True), transient=False)
+    task = progress.add_task("pruning", total=total, errors=0)
+    progress.start()
+    return progress, task

@@ -1,0 +1,73 @@
+"""`catp batch INPUT...`: prune many documents (files, folders, JSONL) into JSONL results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from catp.errors import CatpError
+
+
+def batch_command(
+    inputs: list[str] = typer.Argument(..., help="Files, folders (their files, recursively) or JSONL files "
+                                                 "(.jsonl/.ndjson: one document per line); - reads JSONL from stdin."),
+    output: str = typer.Option("-", "--output", "-o", help="JSONL results here (default stdout)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes; each loads one Pruner."),
+    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto, legal, finance, medical, general."),
+    budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Budget in tokens (a JSONL row's own budget/ratio wins)."),
+    ratio: Optional[str] = typer.Option(None, "--ratio", "-r", help="Budget as a share of each input, e.g. 1/6."),
+    question: Optional[str] = typer.Option(None, "--question", "-q", help="Rank text by relevance to this question (a row's own wins)."),
+    rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
+    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
+    gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
+    cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是…"),
+    scorer: str = typer.Option("lexical", "--scorer", help="lexical, lm, vllm or auto."),
+    scorer_model: Optional[str] = typer.Option(None, "--scorer-model", help="LM scorer model: HF id or folder."),
+    scorer_url: Optional[str] = typer.Option(None, "--scorer-url", help="vLLM server for --scorer vllm."),
+    device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
+    text_field: str = typer.Option("text", "--text-field", help="JSONL field holding the document."),
+    id_field: str = typer.Option("id", "--id-field", help="JSONL field holding the id (else FILE:LINE)."),
+    glob: str = typer.Option("*", "--glob", help="Which files of a folder to read, e.g. '*.txt'."),
+    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection for text files."),
+    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", help="Refuse text files larger than this."),
+    setup: Optional[str] = typer.Option(None, "--setup", help="MODULE:FUNCTION run first in each worker (register custom scorers or matchers)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary line."),
+) -> None:
+    """Prune every document; one JSONL row each (id, text, kept, stats, warnings, error), in input order.
+
+    A document that cannot be read or pruned gives a row with `error` set; no row is lost.
+    Exit code 0 when every row succeeded, 1 when some rows are errors.
+    """
+    from catp.batch import BatchOptions, run_batch
+
+    if budget is None and ratio is None:
+        raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
+    if budget is not None and ratio is not None:
+        raise CatpError("give a budget or a ratio, not both")
+    if ratio is not None:
+        from catp.pipeline import parse_ratio
+
+        parse_ratio(ratio)  # a bad ratio is one error, not one per row
+    options = BatchOptions(
+        budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
+        tokenizer=tokenizer, scorer=scorer,
+        scorer_options={k: v for k, v in {"model": scorer_model, "url": scorer_url, "device": device}.items()
+                        if v is not None},
+        gap_marker=gap_marker, cue_window_tokens=cue_window, encoding=encoding, max_bytes=max_bytes,
+        text_field=text_field, id_field=id_field, glob=glob, setup=setup)
+    summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet)
+    if not quiet:
+        rate = summary.rows / summary.elapsed_s if summary.elapsed_s else 0.0
+        where = "stdout" if output == "-" else output
+        typer.echo(f"catp: {summary.rows} rows ({summary.ok} ok, {summary.errors} errors) -> {where} in "
+                   f"{summary.elapsed_s:.1f}s ({rate:.2f} docs/s, {summary.input_tokens:,} -> "
+                   f"{summary.output_tokens:,} tokens, {summary.jobs} jobs)", err=True)
+    if summary.errors:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("batch")(batch_command)
