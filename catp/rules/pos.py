@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import re
-from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
 
