@@ -19,9 +19,9 @@ from catp.errors import ModelError
 from catp.scoring._logprobs import COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges, split_options
 from catp.scoring.model_source import DEFAULT_MODEL, load_tokenizer, prepare_model
 
-# With no GPU, `max_tokens` defaults to this many model tokens (a few minutes on
+# With no GPU, `max_tokens` defaults to this many model tokens (about a minute on
 # 2 cores for Qwen1.5-0.5B; see docs/benchmarks.md). Units beyond get a fallback.
-CPU_MAX_TOKENS = 8192
+CPU_MAX_TOKENS = 2048
 GPU_BATCH_TOKENS = 65536
 CPU_BATCH_TOKENS = 4096
 # bytes one chunk of the output layer may use (logits plus float32 temporaries)
