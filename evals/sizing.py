@@ -63,8 +63,11 @@ class TokenSize:
         if n >= self.total:
             return len(self.text)
         end = self.starts[n] if n > 0 else 0
-        while end > 0 and self.of(self.text[:end]) > n:  # BPE at the cut can merge differently
-            end = self.starts[bisect_left(self.starts, end) - 1]
+        while end > 0:  # BPE at the cut can merge differently: recount, step back by the excess
+            over = self.of(self.text[:end]) - n
+            if over <= 0:
+                break
+            end = self.starts[max(bisect_left(self.starts, end) - over, 0)]
         return end
 
     def tail_start(self, budget: float, not_before: int = 0) -> int:
@@ -72,8 +75,12 @@ class TokenSize:
         if n >= self.total:
             return not_before
         start = self.starts[self.total - n] if n > 0 else len(self.text)
-        while start < len(self.text) and self.of(self.text[start:]) > n:
-            i = bisect_left(self.starts, start) + 1
+        while start < len(self.text):
+            over = self.of(self.text[start:]) - n
+            if over <= 0:
+                break
+            # several byte-level tokens can start at one character: step past that offset
+            i = bisect_right(self.starts, start) + over - 1
             start = self.starts[i] if i < self.total else len(self.text)
         return max(start, not_before)
 

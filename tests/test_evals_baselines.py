@@ -94,3 +94,16 @@ def test_llmlingua2_skips_with_a_reason_when_unavailable():
 def test_unknown_baseline_is_an_error():
     with pytest.raises(ValueError, match="unknown baseline"):
         build_baselines(["tail"])
+
+
+def test_token_cuts_terminate_when_several_tokens_start_at_one_character():
+    from catp.tokens import load_token_counter
+
+    counter = load_token_counter()
+    text = "开头。" + "𠀀𠀁😀 " * 150 + "结尾。"  # rare characters: several byte-level tokens each
+    size = TokenSize(text, counter)
+    assert len(set(size.starts)) < len(size.starts)  # the case under test
+    for limit in (3, 40, 101):
+        out = MiddleOut().run(text, Budget("tokens", limit), size)
+        assert counter.count(out.text) <= limit
+        assert counter.count(text[size.tail_start(limit):]) <= limit
