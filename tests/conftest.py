@@ -57,10 +57,15 @@ def _tiny_qwen():
     return module
 
 
+def build_tiny_model(out_dir: Path, **kwargs) -> Path:
+    """tests/tiny_qwen.build: e.g. max_len=32768 for a model that can stream for long."""
+    return _tiny_qwen().build(out_dir, **kwargs)
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random-weight Qwen2ForCausalLM + BPE tokenizer + chat template, max_len 2048."""
-    return _tiny_qwen().build(tmp_path_factory.mktemp("tiny-qwen") / "model", max_len=TINY_MAX_LEN)
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen") / "model", max_len=TINY_MAX_LEN)
 
 
 class VllmServer(str):
@@ -174,9 +179,9 @@ def vllm_server_factory(tiny_model_dir: Path, tmp_path: Path):
         pytest.skip("CATP_SKIP_VLLM=1")
     started: list[VllmServer] = []
 
-    def start(**kwargs) -> VllmServer:
+    def start(model_dir: Path | None = None, **kwargs) -> VllmServer:
         try:
-            server = start_vllm_server(tiny_model_dir, tmp_path / f"server{len(started)}.log", **kwargs)
+            server = start_vllm_server(model_dir or tiny_model_dir, tmp_path / f"server{len(started)}.log", **kwargs)
         except RuntimeError as exc:
             pytest.fail(str(exc), pytrace=False)
         started.append(server)
