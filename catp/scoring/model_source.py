@@ -79,7 +79,8 @@ def resolve_model(model: str, *, allow_download: bool | None = None, tokenizer_o
     except HfHubHTTPError as err:
         raise ModelError(f"cannot download scorer model {model}: {_first_line(err)}") from None
     except (OSError, ValueError) as err:  # network down, bad id
-        raise ModelError(f"cannot download scorer model {model}: {_first_line(err)}") from None
+        raise ModelError(f"cannot download scorer model {model} ({_first_line(err)}); without network, "
+                         "set HF_HUB_OFFLINE=1 and give a local model folder") from None
 
 
 def check_weights(folder: Path) -> list[Path]:
