@@ -84,6 +84,7 @@ def ask(
     max_model_len: int | None = None,
     temperature: float = 0.0,
     on_delta: Callable[[str], None] | None = None,
+    extra: Mapping[str, Any] | None = None,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     read_timeout: float = DEFAULT_READ_TIMEOUT,
     retries: int = 2,
@@ -95,6 +96,7 @@ def ask(
     between the template's system message and the question; system messages among them are
     moved to the front, with a warning. `budget` overrides the engine's document budget;
     with `precheck=False` the prompt is sent without counting it first. `on_delta` streams.
+    `extra` holds more request fields, e.g. {"top_p": 0.9, "seed": 1}.
     """
     started = time.perf_counter()
     text = _read(document)
@@ -108,18 +110,18 @@ def ask(
                              read_timeout=read_timeout, retries=retries)
     try:
         return _ask(backend, text, question, started=started, domain=domain, rules=rules, scorer=scorer,
-                    tokenizer=tokenizer, pruner=pruner, template=template, lang=lang, extra=messages,
+                    tokenizer=tokenizer, pruner=pruner, template=template, lang=lang, extra_messages=messages,
                     max_tokens=max_tokens, concurrency=concurrency, budget=budget, precheck=precheck,
                     use_metrics=use_metrics, max_model_len=max_model_len, temperature=temperature,
-                    on_delta=on_delta)
+                    on_delta=on_delta, request_extra=extra)
     finally:
         if own_backend:
             backend.close()
 
 
 def _ask(backend: Backend, text: str, question: str, *, started: float, domain, rules, scorer, tokenizer,
-         pruner, template, lang, extra, max_tokens, concurrency, budget, precheck, use_metrics,
-         max_model_len, temperature, on_delta) -> AskResult:
+         pruner, template, lang, extra_messages, max_tokens, concurrency, budget, precheck, use_metrics,
+         max_model_len, temperature, on_delta, request_extra) -> AskResult:
     from catp.detect import detect_langs
     from catp.pipeline import Pruner
 
@@ -139,7 +141,7 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
 
     def build(document: str) -> tuple[list[dict[str, str]], list[str]]:
         *head, user = tmpl.render(document, question, gap=gap)
-        return normalize_messages([*head, *extra, user])
+        return normalize_messages([*head, *extra_messages, user])
 
     skeleton, reordered = build("")
     warnings += reordered
@@ -177,7 +179,8 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
 
     for round_ in (1, 2):
         try:
-            gen = backend.chat(msgs, max_tokens=max_tokens, temperature=temperature, on_delta=on_delta)
+            gen = backend.chat(msgs, max_tokens=max_tokens, temperature=temperature, on_delta=on_delta,
+                               extra=request_extra)
             attempts.append(_attempt(doc_budget, result, gen.prompt_tokens, "sent and answered"))
             break
         except ContextLengthError as exc:
