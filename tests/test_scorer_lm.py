@@ -96,12 +96,13 @@ def sliding_model_dir(tiny_model_dir: Path, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def sliding(sliding_model_dir: Path) -> LMScorer:
-    return LMScorer(str(sliding_model_dir), device="cpu", window=256, overlap=64, batch_tokens=512)
+    return LMScorer(str(sliding_model_dir), device="cpu", window=256, overlap=64, batch_tokens=512,
+                    max_tokens=10**6)
 
 
 @pytest.fixture(scope="module")
 def tiny(tiny_model_dir: Path) -> LMScorer:
-    return LMScorer(str(tiny_model_dir), device="cpu", window=256, overlap=64)
+    return LMScorer(str(tiny_model_dir), device="cpu", window=256, overlap=64, max_tokens=10**6)
 
 
 # --- windows -----------------------------------------------------------------------------------
@@ -175,8 +176,8 @@ def test_unit_scores_are_the_aggregate_of_their_tokens(sliding: LMScorer):
     spans = [(u.start, u.end) for u in doc.units]
     ranges = unit_token_ranges(enc.offsets, spans)
     mean = sliding.score(doc, cands)
-    mx = LMScorer(str(Path(sliding.model_source)), device="cpu", window=256, overlap=64,
-                  aggregate="max").score(doc, cands)
+    mx = LMScorer(sliding.model_source, device="cpu", window=256, overlap=64, aggregate="max",
+                  max_tokens=10**6).score(doc, cands)
     for c, (a, b) in zip(cands, ranges):
         vals = ref[max(1, a):b]
         # every token of the unit overlaps the unit's characters

@@ -66,7 +66,7 @@ def lm(tiny_model_dir):
     pytest.importorskip("torch")
     from catp.scoring.lm import LMScorer
 
-    return LMScorer(str(tiny_model_dir), device="cpu", window=512, overlap=128)
+    return LMScorer(str(tiny_model_dir), device="cpu", window=512, overlap=128, max_tokens=10**6)
 
 
 # --- no server needed ------------------------------------------------------------------------------
