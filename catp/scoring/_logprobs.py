@@ -193,8 +193,7 @@ class SelfInformationScorer:
             raise ModelError("give the scorer either stride or overlap, not both")
         if stride is not None:
             overlap = window - _positive_int("stride", stride)
-        if overlap is None:
-            overlap = min(1024, window // 4)
+        overlap = min(1024, window // 4) if overlap is None else _nonneg_int("overlap", overlap)
         if not 0 <= overlap < window:
             raise ModelError(f"scorer overlap must be in [0, window); got overlap={overlap}, window={window}")
         self.window = window
@@ -244,7 +243,7 @@ class SelfInformationScorer:
         if not todo:
             stats.units_fallback = len(cands)
             stats.seconds = time.perf_counter() - t_start
-            return self._fallback(doc, cands, {})
+            return self._fallback(doc, cands, {}, question)
 
         enc = self.tokenizer.encode(doc.text, add_special_tokens=False)
         ids, offsets = list(enc.ids), list(enc.offsets)
@@ -268,7 +267,7 @@ class SelfInformationScorer:
                 f"{self.name} scorer: {len(unsettled_left)} of {len(todo)} candidate units lie beyond "
                 f"{bound} scorer tokens and got a fallback score"
             )
-        out = self._fallback(doc, left, scored)
+        out = self._fallback(doc, left, scored, question)
         out.update(scored)
         stats.seconds = time.perf_counter() - t_start
         return {c: out[c] for c in cands}
@@ -354,55 +353,41 @@ class SelfInformationScorer:
         stats.extra["question_surprisal"] = base
         return {c: base - m for c, m in zip(units, means[1:])}
 
-    def _fallback(self, doc: Document, units: list[int], scored: dict[int, float]) -> dict[int, float]:
+    def _fallback(self, doc: Document, units: list[int], scored: dict[int, float],
+                  question: str | None) -> dict[int, float]:
         """Lexical scores for units the model did not score, on the model scores' scale."""
         if not units:
             return {}
-        lex = _lexical_scores(doc, units)
+        lex = _lexical_scores(doc, units, question)
         return rank_map(lex, list(scored.values()))
 
 
-def _lexical_scores(doc: Document, units: list[int]) -> dict[int, float]:
-    """Scores of the lexical scorer when it is there, else each unit's share of rare characters."""
+def _lexical_scores(doc: Document, units: list[int], question: str | None) -> dict[int, float]:
+    from catp.scoring.lexical import LexicalScorer  # no model: cheap, and always there
+
+    return {int(k): float(v) for k, v in LexicalScorer().score(doc, units, question=question).items()}
+
+
+def _as_int(name: str, value: Any, lowest: int) -> int:
+    """An integer option >= lowest; numeric strings are accepted, floats with a fraction and bools are not."""
+    kind = "positive" if lowest > 0 else "non-negative"
     try:
-        from catp.scoring.lexical import LexicalScorer  # the lead's cheap scorer
-    except ImportError:
-        LexicalScorer = None  # noqa: N806
-    if LexicalScorer is not None:
-        try:
-            return {int(k): float(v) for k, v in LexicalScorer().score(doc, units).items()}
-        except TypeError:
-            pass
-    # Before the lexical scorer exists: inverse document frequency of characters.
-    counts: dict[str, int] = {}
-    for ch in doc.text:
-        counts[ch] = counts.get(ch, 0) + 1
-    total = max(1, len(doc.text))
-    out = {}
-    for u in units:
-        text = doc.unit_text(doc.units[u])
-        out[u] = (math.fsum(math.log(total / counts[ch]) for ch in text) / len(text)) if text else 0.0
-    return out
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError
+        v = int(value)
+    except (TypeError, ValueError):
+        raise ModelError(f"scorer {name} must be a {kind} integer; got {value!r}") from None
+    if v < lowest:
+        raise ModelError(f"scorer {name} must be a {kind} integer; got {value!r}")
+    return v
 
 
 def _positive_int(name: str, value: Any) -> int:
-    try:
-        v = int(value)
-    except (TypeError, ValueError):
-        raise ModelError(f"scorer {name} must be a positive integer; got {value!r}") from None
-    if v <= 0 or v != value:
-        raise ModelError(f"scorer {name} must be a positive integer; got {value!r}")
-    return v
+    return _as_int(name, value, 1)
 
 
 def _nonneg_int(name: str, value: Any) -> int:
-    try:
-        v = int(value)
-    except (TypeError, ValueError):
-        raise ModelError(f"scorer {name} must be a non-negative integer; got {value!r}") from None
-    if v < 0 or v != value:
-        raise ModelError(f"scorer {name} must be a non-negative integer; got {value!r}")
-    return v
+    return _as_int(name, value, 0)
 
 
 def split_options(opts: dict[str, Any], own: Sequence[str], scorer: str) -> dict[str, Any]:
