@@ -52,46 +52,117 @@ def match(rule: PosRule, text: str, start: int, end: int, lang: str,
 
 
 def _tag_block(block: str, cache: dict) -> list[tuple[str, str]]:
-    tagged = cache.get(block)
+    key = ("block", block)
+    tagged = cache.get(key)
     if tagged is None:
-        tagged = cache[block] = [(p.word, p.flag) for p in _jieba_posseg().cut(block, HMM=True)]
+        tagged = cache[key] = [(p.word, p.flag) for p in _jieba_posseg().cut(block, HMM=True)]
+    return tagged
+
+
+def _jieba_route_ok() -> bool:
+    """jieba 0.42.1's POSTokenizer internals that _han_segments mirrors are present."""
+    dt = getattr(_jieba_posseg(), "dt", None)
+    return all(hasattr(dt, a) for a in ("tokenizer", "word_tag_tab", "makesure_userdict_loaded",
+                                        "_POSTokenizer__cut_detail")) and \
+        all(hasattr(dt.tokenizer, a) for a in ("get_DAG", "calc", "FREQ"))
+
+
+def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
+    """How jieba.posseg cuts one Han block before tagging (POSTokenizer.__cut_DAG): the dictionary route
+    gives words, and runs of one-character steps (buffers). Each piece is tagged on its own: a word by
+    its dictionary tag, a buffer by the HMM (__cut_detail) unless it is a word. (text, is_word) pairs."""
+    key = ("route", block)
+    segments = cache.get(key)
+    if segments is None:
+        dt = _jieba_posseg().dt
+        dt.makesure_userdict_loaded()
+        dag = dt.tokenizer.get_DAG(block)
+        route: dict = {}
+        dt.tokenizer.calc(block, dag, route)
+        segments, x, buf, n = [], 0, None, len(block)
+        while x < n:
+            y = route[x][1] + 1
+            if y - x == 1:
+                if buf is None:
+                    buf = x
+            else:
+                if buf is not None:
+                    segments.append((block[buf:x], False))
+                    buf = None
+                segments.append((block[x:y], True))
+            x = y
+        if buf is not None:
+            segments.append((block[buf:], False))
+        cache[key] = segments
+    return segments
+
+
+def _tag_segment(text: str, is_word: bool, cache: dict) -> list[tuple[str, str]]:
+    """The tokens jieba.posseg yields for one piece of _han_segments (same branches as __cut_DAG)."""
+    dt = _jieba_posseg().dt
+    if is_word or len(text) == 1:
+        return [(text, dt.word_tag_tab.get(text, "x"))]
+    if dt.tokenizer.FREQ.get(text):
+        return [(ch, dt.word_tag_tab.get(ch, "x")) for ch in text]
+    key = ("hmm", text)
+    tagged = cache.get(key)
+    if tagged is None:
+        tagged = cache[key] = [(p.word, p.flag) for p in dt._POSTokenizer__cut_detail(text)]
     return tagged
 
 
 def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> Iterator[tuple[int, int]]:
-    """jieba.posseg tags a text block by block (its own `re_han_internal.split`), each block on its
-    own; so only the blocks that can hold a match need tagging: those containing one of the first
-    token's words, plus enough following blocks for the rest of the pattern. The tokens, and so the
-    matches, are exactly those of tagging the whole sentence."""
+    """jieba.posseg tags a text block by block (its own `re_han_internal.split`), and inside a Han block
+    piece by piece along the dictionary route (words, and runs of single characters that its HMM tags,
+    the costly part). A rule whose first token is a word list can only match from a piece containing one
+    of the words, and takes at most len(tokens)-1 more tokens: only those pieces are tagged, the rest
+    is skipped (a gap no match crosses). The tokens, and so the matches, are exactly those of tagging
+    the whole sentence."""
     specs = rule.tokens
     first = specs[0]
     sentence = text[start:end]
+    posseg = _jieba_posseg()
     if not first.words or first.optional:
-        tokens = _tokens(_jieba_posseg().cut(sentence, HMM=True), start)
+        tokens = _tokens(posseg.cut(sentence, HMM=True), start)
         yield from _scan(specs, tokens)
         return
     words = first.words
     tail = len(specs) - 1  # tokens a match may take after its first one
+    by_route = cache.get("route_ok")
+    if by_route is None:
+        by_route = cache["route_ok"] = _jieba_route_ok()
     region: list[tuple[int, int, str, str]] = []
-    pending = -1  # tokens still wanted after the last anchored block; < 0: no open region
+    pending = -1  # tokens still wanted after the last anchored piece; <= 0: none
     offset = start
-    for block in _jieba_posseg().re_han_internal.split(sentence):
+    for block in posseg.re_han_internal.split(sentence):
         if not block:
             continue
         anchored = any(w in block for w in words)
-        if anchored or pending > 0:
-            for word, flag in _tag_block(block, cache):
-                region.append((offset, offset + len(word), word, flag))
-                offset += len(word)
-                pending -= 1
-            if anchored:
-                pending = tail
-        else:
+        if not anchored and pending <= 0:
             if region:
                 yield from _scan(specs, region)
                 region = []
-            pending = -1
             offset += len(block)
+            continue
+        if by_route and posseg.re_han_internal.match(block):
+            pieces = _han_segments(block, cache)
+        else:
+            pieces = [(block, None)]
+        for piece, is_word in pieces:
+            candidate = anchored and any(w in piece for w in words)
+            if candidate or pending > 0:
+                tagged = _tag_block(piece, cache) if is_word is None else _tag_segment(piece, is_word, cache)
+                for word, flag in tagged:
+                    region.append((offset, offset + len(word), word, flag))
+                    offset += len(word)
+                    pending -= 1
+                if candidate:
+                    pending = tail
+            else:
+                if region:
+                    yield from _scan(specs, region)
+                    region = []
+                offset += len(piece)
     if region:
         yield from _scan(specs, region)
 
