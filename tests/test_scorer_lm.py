@@ -379,6 +379,9 @@ def test_from_options(tiny_model_dir: Path):
         LMScorer.from_options(model=str(tiny_model_dir), window=0)
     with pytest.raises(ModelError, match="device"):
         LMScorer.from_options(model=str(tiny_model_dir), device="tpu:7")
+    with pytest.raises(ModelError, match="compile"):
+        LMScorer.from_options(model=str(tiny_model_dir), device="cpu", compile="sometimes")
+    assert LMScorer.from_options(model=str(tiny_model_dir), device="cpu", window="512").window == 512
     if not torch.cuda.is_available():
         with pytest.raises(ModelError, match="no CUDA GPU"):
             LMScorer.from_options(model=str(tiny_model_dir), device="cuda")

@@ -117,6 +117,7 @@ class LMScorer(SelfInformationScorer):
         if self._head is None:
             raise ModelError(f"scorer model {self.model_source} has no output layer (not a causal LM)")
         vocab = self._head.weight.shape[0]
+        compile = _compile_mode(compile)
         self._lse = _lse_minus_target
         bytes_per_row = vocab * (2 + 4 + 4 + 4)  # logits, float32 copy, exp temporaries
         if compile and on_gpu:
@@ -239,6 +240,20 @@ class LMScorer(SelfInformationScorer):
             logits = torch.nn.functional.linear(hidden[s:s + self._chunk_rows], weight, bias)
             out[s:s + self._chunk_rows] = self._lse(logits, targets[s:s + self._chunk_rows])
         return out
+
+
+def _compile_mode(value: Any) -> bool | str:
+    """compile option: True, False or "auto" (strings from a CLI or config accepted)."""
+    if isinstance(value, bool) or value == "auto":
+        return value
+    text = str(value).strip().lower()
+    if text in ("auto", ""):
+        return "auto"
+    if text in ("1", "true", "yes", "on", "layers"):
+        return True
+    if text in ("0", "false", "no", "off", "none"):
+        return False
+    raise ModelError(f"scorer compile must be auto, true or false; got {value!r}")
 
 
 def _even_batches(items, most: int):
