@@ -18,6 +18,7 @@ from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.loader import resolve
 from catp.rules.registry import RuleRegistry
 from catp.scoring.base import Scorer
+from catp.scoring.lexical import LexicalScorer
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
 from catp.select import Selection, fill, rank, select
@@ -133,11 +134,15 @@ class Pruner:
         return int(parse_ratio(ratio) * input_tokens)
 
     def _score(self, doc: Document, question: str | None, budget: int) -> None:
-        candidates = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
+        live = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
+        undecided = [i for i in live if doc.unit_priority[i] == 0]
+        cheap = isinstance(self.scorer, LexicalScorer)
+        # A costly scorer sees only what the rules left undecided (all units when a question must rank them).
+        candidates = live if (cheap or question) else undecided
         doc.scores = self.scorer.score(doc, candidates, question=question or None, budget_tokens=budget)
-        for i in range(len(doc.units)):  # protected units: facts per token break ties
-            if i not in doc.scores and doc.unit_priority[i] > 0:
-                doc.scores[i] = len(doc.unit_rules[i]) / 10.0
+        missing = [i for i in live if i not in doc.scores]
+        if missing:  # protected units still need an information score to rank among themselves
+            doc.scores.update(LexicalScorer().score(doc, missing))
 
     def _select(self, doc: Document, budget: int, question: str | None) -> list[bool]:
         total = sum(u.tokens for u in doc.units)

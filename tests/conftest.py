@@ -104,7 +104,7 @@ def start_vllm_server(model_dir: Path, log_path: Path, *, max_model_len: int = T
     env.pop("PYTHONPATH", None)  # the server venv must not see the dev venv's packages
     cmd = [VLLM_PYTHON, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
            "--host", "127.0.0.1", "--port", str(port), "--max-model-len", str(max_model_len),
-           "--enforce-eager", "--seed", "0", *extra_args]
+           "--enforce-eager", "--seed", "0", "--dtype", "float32", *extra_args]
     log = open(log_path, "wb")
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(log_path.parent),
