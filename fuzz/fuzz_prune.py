@@ -6,9 +6,10 @@ sometimes an --encoding override. A `CatpError` is an expected outcome (bad inpu
 any other exception is a crash. Every result is also checked: an ordered extract of the input, within
 the budget in the real tokenizer.
 
-    python fuzz/fuzz_prune.py -atheris_runs=100000 -max_len=512 fuzz/corpus/prune
+    python fuzz/fuzz_prune.py -atheris_runs=100000 -max_len=512 -artifact_prefix=/tmp/fz/ /tmp/fz/prune
 
-One Pruner is reused (rules, tokenizer and taggers load once). docs/reliability.md records the runs.
+(the corpus folder must exist; crash files go to -artifact_prefix, by default the current folder). One Pruner
+is reused (rules, tokenizer and taggers load once). docs/reliability.md records the runs.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ phrases, window, anchors, tokens...) so that compilation and matching are reache
 run over a small zh/en document with a short regex timeout. A `CatpError` (a RuleError naming file,
 line and rule) is an expected outcome; any other exception is a crash.
 
-    python fuzz/fuzz_rules.py -atheris_runs=100000 -max_len=512 fuzz/corpus/rules
+    python fuzz/fuzz_rules.py -atheris_runs=100000 -max_len=512 -artifact_prefix=/tmp/fz/ /tmp/fz/rules
 
 docs/reliability.md records the runs.
 """
