@@ -16,6 +16,9 @@ DEFAULT_TOKENIZER = "qwen"
 # A third-party repackaging: pinned, and its hash checked before use.
 QWEN_TOKENIZER_SHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"
 QWEN_BPE_VOCAB = 151_643
+# Qwen's pre-tokenizer regex; token_starts chunks a long text only for tokenizers that use exactly it.
+QWEN_SPLIT_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                    r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 
 
 class TokenizerError(CatpError):
@@ -28,23 +31,33 @@ class TokenCounter:
     def __init__(self, tokenizer, name: str) -> None:
         self._tok = tokenizer
         self.name = name
+        self._chunk_safe: bool | None = None
 
     def count(self, text: str) -> int:
         if not text:
             return 0
         return len(self._tok.encode(text, add_special_tokens=False).ids)
 
-    def token_starts(self, text: str, chunk_chars: int = 200_000) -> list[int]:
-        """Character offset where each token starts. Long texts are encoded in chunks
-        cut after a newline, in parallel (the Rust side uses every core)."""
+    def token_starts(self, text: str, chunk_chars: int = 50_000) -> list[int]:
+        """Character offset where each token starts, exactly as one encode of the whole text gives.
+        A long text is encoded in chunks, in parallel (the Rust side uses every core), when the
+        tokenizer is a byte-level BPE with a regex pre-tokenizer (Qwen, GPT-2 style): chunks are cut
+        only where that pre-tokenizer always cuts (see _safe_chunks), so the tokens do not change."""
         if not text:
             return []
-        pieces = _newline_chunks(text, chunk_chars)
+        if len(text) <= chunk_chars or not self._chunkable():
+            return [s for s, _ in self._tok.encode(text, add_special_tokens=False).offsets]
+        pieces = _safe_chunks(text, chunk_chars)
         encodings = self._tok.encode_batch([text[a:b] for a, b in pieces], add_special_tokens=False)
         starts: list[int] = []
         for (base, _), enc in zip(pieces, encodings):
-            starts.extend(base + s for s, _ in enc.offsets)
+            starts.extend([base + s for s, _ in enc.offsets] if base else [s for s, _ in enc.offsets])
         return starts
+
+    def _chunkable(self) -> bool:
+        if self._chunk_safe is None:
+            self._chunk_safe = _regex_byte_level(self._tok)
+        return self._chunk_safe
 
     def window_end(self, starts: list[int], offset: int, n_tokens: int, text_len: int) -> int:
         """Character offset `n_tokens` tokens after `offset`."""
@@ -52,17 +65,77 @@ class TokenCounter:
         return starts[i] if i < len(starts) else text_len
 
 
-def _newline_chunks(text: str, size: int) -> list[tuple[int, int]]:
+def _regex_byte_level(tok) -> bool:
+    """True for a byte-level BPE whose pre-tokenizer is Split(GPT-2-style regex) + ByteLevel, with no
+    normalizer or only NFC (Qwen's tokenizer.json). For those, a cut after a newline that is followed by
+    a non-space character, or before a space that follows a non-space character, is always a boundary
+    between pre-tokenized pieces, and the pieces after it do not depend on the text before it."""
+    import json
+
+    try:
+        spec = json.loads(tok.to_str())
+    except Exception:
+        return False
+    pre, norm = spec.get("pre_tokenizer") or {}, spec.get("normalizer")
+    steps = pre.get("pretokenizers", [pre]) if pre.get("type") == "Sequence" else [pre]
+    kinds = [step.get("type") for step in steps]
+    split_ok = all(step.get("behavior") == "Isolated" and not step.get("invert")
+                   and (step.get("pattern") or {}).get("Regex") == QWEN_SPLIT_REGEX
+                   for step in steps if step.get("type") == "Split")
+    norm_ok = norm is None or norm.get("type") == "NFC"
+    return kinds == ["Split", "ByteLevel"] and split_ok and norm_ok and \
+        all(step.get("type") != "ByteLevel" or not step.get("add_prefix_space") for step in steps) and \
+        (spec.get("model") or {}).get("type") == "BPE"
+
+
+def _safe_chunks(text: str, size: int) -> list[tuple[int, int]]:
+    """Pieces of about `size` characters, cut only at safe boundaries: after a newline followed by a
+    non-space character (preferred), else before a space that follows a non-space character; when
+    neither is found in the second half of the window, at the next one after it (else never)."""
     pieces, start, n = [], 0, len(text)
     while start < n:
-        end = min(start + size, n)
-        if end < n:
-            cut = text.rfind("\n", start + size // 2, end)
-            if cut != -1:
-                end = cut + 1
-        pieces.append((start, end))
-        start = end
+        if n - start <= size:
+            pieces.append((start, n))
+            break
+        lo, hi = start + size // 2, start + size
+        cut = _last_safe_cut(text, lo, hi)
+        if cut is None:
+            cut = _next_safe_cut(text, hi)
+        if cut is None:
+            pieces.append((start, n))
+            break
+        pieces.append((start, cut))
+        start = cut
     return pieces
+
+
+def _last_safe_cut(text: str, lo: int, hi: int) -> int | None:
+    nl = text.rfind("\n", lo, hi)
+    while nl != -1:
+        if nl + 1 < len(text) and not text[nl + 1].isspace():
+            return nl + 1
+        nl = text.rfind("\n", lo, nl)
+    sp = text.rfind(" ", lo, hi)
+    while sp != -1:
+        if sp > 0 and not text[sp - 1].isspace():
+            return sp
+        sp = text.rfind(" ", lo, sp)
+    return None
+
+
+_SAFE_CUT = None
+
+
+def _next_safe_cut(text: str, start: int) -> int | None:
+    global _SAFE_CUT
+    if _SAFE_CUT is None:
+        import re
+
+        _SAFE_CUT = re.compile(r"\n(?=\S)|(?<=\S) ")
+    m = _SAFE_CUT.search(text, start)
+    if m is None:
+        return None
+    return m.end() if m.group() == "\n" else m.start()
 
 
 def sha256_file(path: Path) -> str:
