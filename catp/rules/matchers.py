@@ -23,6 +23,10 @@ def register_matcher(kind: str) -> Callable[[type[Matcher]], type[Matcher]]:
     return wrap
 
 
+# Matching runs with concurrent=True: `regex` then releases the GIL while it scans (the text is an
+# immutable str, so this is safe), letting rules run side by side in threads. Same matches.
+
+
 def compile_regex(pattern: str, flags: list[str], *, where: dict) -> regex.Pattern:
     value = regex.V0
     for name in flags:
@@ -81,7 +85,7 @@ class RegexMatcher(Matcher):
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         group = self.rule.group
-        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout):
+        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
             start, end = m.span(group)
             if end > start and (self.validate is None or self.validate(ctx.text[start:end])):
                 yield self.expanded(ctx, start, end)
@@ -120,7 +124,7 @@ class CueWindowMatcher(Matcher):
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         rule = self.rule
         limit = {"clause": ctx.clause_end, "sentence": ctx.sentence_end, "line": ctx.line_end}.get(rule.until)
-        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout):
+        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
             end = ctx.token_window_end(m.end(), rule.window_tokens)
             if limit is not None:
                 end = min(end, limit(m.end()))
@@ -184,7 +188,7 @@ class PosMatcher(Matcher):
 
     def _anchored_sentences(self, ctx: MatchContext) -> Iterator[tuple[int, int]]:
         last = -1
-        for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout):
+        for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
             if m.start() < last:
                 continue
             start = ctx.sentence_start(m.start())
