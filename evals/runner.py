@@ -152,7 +152,8 @@ class Worker:
         return result
 
     def _aware(self, method, doc, question, budget, size, prefix) -> bool:
-        out = method.run(doc.text, budget, size, doc_id=doc.id, domain=doc.domain, question=question.question)
+        out = method.run(doc.text, budget, size, doc_id=doc.id, domain=doc.domain, question=question.question,
+                         cold=False)
         kept = KeptIndex(prefix, out.kept, out.text)
         flags = {i: kept.is_kept(doc.gold[i].start, doc.gold[i].end, doc.gold[i].quote) for i in question.gold_index}
         return all(flags.values()) if question.support == "all" else any(flags.values())
