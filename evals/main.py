@@ -132,7 +132,7 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
         "extractors": extractors.describe() if config.values else "off",
         "skipped": skipped, "wall_s": wall, "sets": aggregated, "comparison": comparison, "failures": failures,
     }
-    plots = report.plot_sets(aggregated, opts.out / "plots", config.budgets, config.unit)
+    plots = report.plot_sets(aggregated, opts.out / "plots", config.budgets, config.unit, skipped)
     failures_md = "\n".join(report.failure_markdown(name, items) for name, items in failures.items())
     report.write_report(opts.out, payload, tables, failures_md, plots)
     if opts.update_docs:

@@ -137,7 +137,8 @@ def _why(unit: dict) -> str:
 
 # -- plots ----------------------------------------------------------------------------------
 
-def plot_sets(aggregated: dict, out_dir: Path, budgets: list, unit: str = "tokens") -> list[Path]:
+def plot_sets(aggregated: dict, out_dir: Path, budgets: list, unit: str = "tokens",
+              skipped: dict[str, str] | None = None) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -170,7 +171,10 @@ def plot_sets(aggregated: dict, out_dir: Path, budgets: list, unit: str = "token
         for ax in list(axes.flat)[len(kinds):]:
             ax.axis("off")
         axes.flat[0].legend(fontsize=8, loc="best")
-        fig.tight_layout()
+        footer = (0.1 + 0.16 * len(skipped)) / (3.6 * rows) if skipped else 0
+        fig.tight_layout(rect=(0, footer, 1, 1))
+        if skipped:  # say which baselines are missing, and why, on the figure itself
+            fig.text(0.01, 0.01, "\n".join(skipped.values()), fontsize=8, color="dimgray")
         path = out_dir / f"{_safe(set_name)}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
