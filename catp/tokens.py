@@ -72,11 +72,12 @@ def _regex_byte_level(tok) -> bool:
     between pre-tokenized pieces, and the pieces after it do not depend on the text before it."""
     import json
 
-    try:
-        spec = json.loads(tok.to_str())
+    try:  # each component serialises on its own: no need to dump the whole vocabulary
+        pre = json.loads(tok.pre_tokenizer.__getstate__()) if tok.pre_tokenizer is not None else {}
+        norm = json.loads(tok.normalizer.__getstate__()) if tok.normalizer is not None else None
+        model = type(tok.model).__name__
     except Exception:
         return False
-    pre, norm = spec.get("pre_tokenizer") or {}, spec.get("normalizer")
     steps = pre.get("pretokenizers", [pre]) if pre.get("type") == "Sequence" else [pre]
     kinds = [step.get("type") for step in steps]
     split_ok = all(step.get("behavior") == "Isolated" and not step.get("invert")
@@ -85,7 +86,7 @@ def _regex_byte_level(tok) -> bool:
     norm_ok = norm is None or norm.get("type") == "NFC"
     return kinds == ["Split", "ByteLevel"] and split_ok and norm_ok and \
         all(step.get("type") != "ByteLevel" or not step.get("add_prefix_space") for step in steps) and \
-        (spec.get("model") or {}).get("type") == "BPE"
+        model == "BPE"
 
 
 def _safe_chunks(text: str, size: int) -> list[tuple[int, int]]:
