@@ -175,7 +175,11 @@ def _jsonl_item(raw: bytes, where: str, options: BatchOptions, index: int) -> It
 _STATE: dict = {}
 
 
-def _init_worker(options: BatchOptions) -> None:
+def _init_worker(options: BatchOptions, pooled: bool = False) -> None:
+    if pooled:  # one document per core already: no tokenizer threads on top (a user's setting wins)
+        import os
+
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     _STATE.clear()
     _STATE["options"] = options
     _STATE["pruners"] = {}
@@ -269,7 +273,7 @@ def _pool_rows(items: Iterable[Item], options: BatchOptions, jobs: int,
     context = multiprocessing.get_context("spawn")  # no fork of a process holding tokenizer threads
 
     def new_pool() -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(options,))
+        return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(options, True))
 
     source = iter(items)
     window = jobs * 4  # rows in flight
