@@ -1,0 +1,120 @@
+"""The speed-ups are exact: each fast path gives what the plain path gives.
+
+- token_starts in chunks == the offsets of one encode of the whole text;
+- zh POS rules: tagging only the jieba route pieces that can hold a match == tagging the sentence;
+- en POS rules: tokenizing only the windows that can hold a match == tokenizing the sentence;
+- loading spaCy for the en POS rules does not import torch.
+(No timing here: speed is measured in benchmarks/.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from _samples import real_texts
+
+from catp.rules import pos
+from catp.rules.loader import resolve
+from catp.tokens import _safe_chunks, load_token_counter
+
+ROOT = Path(__file__).resolve().parents[1]
+TRICKY = [
+    "a\n\nb\n\n\nc\n \nd \n e\r\nf" * 40,
+    "word " * 3000,  # one long line: cuts before spaces
+    "词" * 5000 + "\n" + "字" * 5000,  # runs with no safe cut at all
+    "x  y   z\t\tq \u3000w\u00a0v " * 400,
+    "Price: $1,234.56 (USD)\n\n\n  - item\n\t- item\n" * 200,
+    "<|endoftext|>\n<|im_start|>user\nhi<|im_end|>\n" * 100,
+]
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return load_token_counter()
+
+
+def one_encode(counter, text: str) -> list[int]:
+    return [s for s, _ in counter._tok.encode(text, add_special_tokens=False).offsets]
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1000])
+@pytest.mark.parametrize("text", TRICKY)
+def test_chunked_token_starts_equal_one_encode(qwen, text, chunk):
+    assert qwen.token_starts(text, chunk_chars=chunk) == one_encode(qwen, text)
+
+
+def test_chunked_token_starts_on_real_documents(qwen):
+    for name in ("cuad", "cail2019_cjrc", "ccks2017_cner", "tatqa"):
+        for text in real_texts(name, 2, 60_000):
+            assert qwen.token_starts(text, chunk_chars=3_000) == one_encode(qwen, text), name
+
+
+def test_safe_chunks_tile_the_text():
+    text = TRICKY[0] + TRICKY[1] + TRICKY[2]
+    pieces = _safe_chunks(text, 100)
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
+    assert all(a < b for a, b in pieces) and all(p[1] == q[0] for p, q in zip(pieces, pieces[1:]))
+
+
+def test_other_tokenizers_are_encoded_whole():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from catp.tokens import TokenCounter
+
+    tok = Tokenizer(models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    counter = TokenCounter(tok, "word-level")
+    assert not counter._chunkable()
+    assert counter.token_starts("a b " * 30_000, chunk_chars=100) == one_encode(counter, "a b " * 30_000)
+
+
+def _rules(lang: str):
+    return [r for d in ("legal", "finance", "medical") for item in resolve(d) for r in item.ruleset.rules
+            if r.kind == "pos" and lang in r.lang]
+
+
+def _windows(texts, size):
+    for text in texts:
+        for a in range(0, len(text), size):
+            yield text, a, min(len(text), a + size)
+
+
+def test_zh_pos_pieces_match_like_whole_sentences():
+    texts = real_texts("cail2019_cjrc", 3, 20_000) + real_texts("ccks2017_cner", 3, 20_000)
+    texts += [(ROOT / "examples" / "contract_zh.txt").read_text(encoding="utf-8")]
+    texts += ["".join(ch for ch in texts[0] if "\u4e00" <= ch <= "\u9fff")]  # no punctuation at all
+    rules = {r.id: r for r in _rules("zh")}.values()
+    assert rules
+    posseg = pos._jieba_posseg()
+    found = 0
+    for rule in rules:
+        for text, a, b in _windows(texts, 700):
+            plain = list(pos._scan(rule.tokens, pos._tokens(posseg.cut(text[a:b], HMM=True), a)))
+            assert list(pos.match(rule, text, a, b, "zh", {})) == plain, (rule.id, a)
+            found += len(plain)
+    assert found > 50
+
+
+def test_en_pos_windows_match_like_whole_sentences():
+    texts = real_texts("cuad", 3, 20_000) + real_texts("tatqa", 2, 20_000)
+    texts += [(ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8"),
+              "PAY  the  Fee; pay\tTHE fee, Pays  its dues; repay the loan; PAYS" * 20]
+    rules = {r.id: r for r in _rules("en")}.values()
+    assert rules
+    found = 0
+    for rule in rules:
+        for text, a, b in _windows(texts, 500):
+            plain = list(pos._leftmost(pos._en_spans(rule, text[a:b], 0), a))
+            assert list(pos.match(rule, text, a, b, "en", {})) == plain, (rule.id, a)
+            found += len(plain)
+    assert found > 20
+
+
+def test_spacy_for_en_rules_does_not_load_torch():
+    code = ("import sys; from catp.rules import pos; pos._spacy_en(); assert 'torch' not in sys.modules; "
+            "import importlib.util; assert importlib.util.find_spec('torch') is None or __import__('torch')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
