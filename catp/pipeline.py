@@ -72,9 +72,13 @@ class Pruner:
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
               question: str | None = None, encoding: str | None = None,
-              explain: bool = False) -> PruneResult:
+              explain: bool = False) -> PruneResult:  # noqa: ARG002 - kept for API stability
         doc = self.analyse(text, question=question, encoding=encoding, budget=budget, ratio=ratio)
-        return self._finish(doc, explain=explain)
+        return self.finish(doc)
+
+    def clear_cache(self) -> None:
+        """Forget analysed texts (they are reused when the same text is pruned again)."""
+        self._prepared = []
 
     def analyse(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
                 question: str | None = None, encoding: str | None = None) -> Document:
@@ -164,7 +168,8 @@ class Pruner:
                 kept[i] = False
                 removed += max(doc.units[i].tokens, 1)
 
-    def _finish(self, doc: Document, *, explain: bool) -> PruneResult:
+    def finish(self, doc: Document) -> PruneResult:
+        """Render an analysed Document (from `analyse`) as a PruneResult."""
         input_tokens, budget, started = doc.input_tokens, doc.budget, doc.started
         kept = [d.kept for d in doc.decisions]
         if all(kept) and self.tokens.count(doc.text) <= budget:  # else: the units, without the edges' whitespace

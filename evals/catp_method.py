@@ -94,9 +94,9 @@ class CatpMethod:
 
     def _prune(self, pruner, text, tokens, question, explain) -> Outcome:
         started = time.perf_counter()
-        if hasattr(pruner, "analyse") and hasattr(pruner, "_finish"):
+        if hasattr(pruner, "analyse") and hasattr(pruner, "finish"):
             doc = pruner.analyse(text, budget=tokens, question=question)
-            result = pruner._finish(doc, explain=False)
+            result = pruner.finish(doc)
         else:
             doc, result = None, pruner.prune(text, budget=tokens, question=question)
         seconds = time.perf_counter() - started
@@ -113,9 +113,7 @@ class CatpMethod:
 
 
 def _forget(pruner) -> None:
-    """Empty the Pruner's cache of analysed texts (ask for a public hook: Pruner.clear_cache)."""
+    """Empty the Pruner's cache of analysed texts."""
     clear = getattr(pruner, "clear_cache", None)
     if callable(clear):
         clear()
-    elif isinstance(getattr(pruner, "_prepared", None), list):
-        pruner._prepared.clear()

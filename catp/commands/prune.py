@@ -60,7 +60,7 @@ def prune_command(
     pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
     doc = pruner.analyse(text, budget=budget, ratio=ratio, question=question, encoding=used_encoding)
-    result = pruner._finish(doc, explain=False)
+    result = pruner.finish(doc)
     if fmt is Format.json:
         rendered = result.model_dump_json(indent=2)
     elif fmt is Format.html:
