@@ -147,3 +147,11 @@ def test_cli_batch_stdin_and_exit_codes(tmp_path):
     usage = subprocess.run([sys.executable, "-m", "catp", "batch", "-"], input=b"", capture_output=True,
                            cwd=ROOT, timeout=300)
     assert usage.returncode == 2 and b"--budget" in usage.stderr
+
+
+def test_cli_batch_refuses_a_bad_domain_or_rule_file_once(tmp_path):
+    for args in (["--domain", "nope"], ["--rules", str(tmp_path / "missing.yaml")]):
+        proc = subprocess.run([sys.executable, "-m", "catp", "batch", "-", "--budget", "60", *args],
+                              input=b'{"text": "The fee is $5."}\n', capture_output=True, cwd=ROOT, timeout=300)
+        assert proc.returncode == 2 and proc.stdout == b"", proc.stderr
+        assert proc.stderr.decode().startswith("catp: error: ") and "Traceback" not in proc.stderr.decode()

@@ -51,6 +51,9 @@ def batch_command(
         from catp.pipeline import parse_ratio
 
         parse_ratio(ratio)  # a bad ratio is one error, not one per row
+    from catp.rules.loader import resolve
+
+    resolve(None if domain == "auto" else domain, [str(r) for r in rules])  # a bad domain or rule file: one error
     options = BatchOptions(
         budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
         tokenizer=tokenizer, scorer=scorer,
