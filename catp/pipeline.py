@@ -18,10 +18,10 @@ from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.loader import resolve
 from catp.rules.registry import RuleRegistry
 from catp.scoring.base import Scorer
-from catp.scoring.lexical import LexicalScorer
+from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
-from catp.select import Selection, fill, rank, select
+from catp.select import Selection, fill, fill_by_value, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
@@ -116,13 +116,14 @@ class Pruner:
             segment(doc)
             annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout)
             _cost_units(doc, token_starts)
+            index_terms(doc)
             cached = (text, doc, len(token_starts))
             self._prepared = [cached, *self._prepared[:2]]
         _, base, n_tokens = cached
         doc = Document(text=text, lang=base.lang, domain=base.domain, encoding=encoding, units=base.units,
                        spans=base.spans, unit_priority=base.unit_priority, unit_rules=base.unit_rules,
                        unit_deleted=base.unit_deleted, unit_boost=base.unit_boost, unit_value=base.unit_value,
-                       unit_group=base.unit_group,
+                       unit_group=base.unit_group, unit_terms=base.unit_terms, term_weight=base.term_weight,
                        warnings=list(base.warnings))
         return doc, n_tokens
 
@@ -219,7 +220,7 @@ def _question_first(doc: Document, budget: int, gap_tokens: int, share: float) -
     with_context = [j for i in by_relevance for j in (i, i + 1, i - 1)  # answers sit beside the match
                     if 0 <= j < n and not doc.unit_deleted[j]]
     fill(doc, with_context, int(budget * share), gap_tokens, selection)
-    fill(doc, rank(doc, gap_tokens), budget, gap_tokens, selection)
+    fill_by_value(doc, budget, gap_tokens, selection)
     return selection
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from catp.document import Document
@@ -41,55 +42,108 @@ def section_lead(doc: Document) -> list[float]:
     return factor
 
 
+def _static_value(doc: Document, i: int) -> float:
+    return doc.unit_value[i] + doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
+
+
 def rank(doc: Document, gap_tokens: int = 0) -> list[int]:
-    """Units in the order the selector considers them (deleted units never appear).
+    """Units by value per token, before any is taken (deleted units never appear).
     Density divides by the unit's tokens plus one gap marker, so crumbs do not win."""
     lead = section_lead(doc)
 
     def key(i: int) -> tuple:
         tokens = max(doc.units[i].tokens, 1) + gap_tokens
-        value = doc.unit_value[i] + doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
-        return (0, -value * lead[i] / tokens, i)
+        return (-_static_value(doc, i) * lead[i] / tokens, i)
 
     return sorted((i for i in range(len(doc.units)) if not doc.unit_deleted[i]), key=key)
 
 
 def select(doc: Document, budget: int, gap_tokens: int) -> Selection:
-    """Greedy fill. Adding a unit costs its tokens plus a gap marker for each new run it opens."""
+    """Greedy fill by value per token, with diminishing returns for repeated content."""
     selection = Selection([False] * len(doc.units))
-    fill(doc, rank(doc, gap_tokens), budget, gap_tokens, selection)
+    fill_by_value(doc, budget, gap_tokens, selection)
     return selection
 
 
-def fill(doc: Document, order: list[int], budget: int, gap_tokens: int, selection: Selection) -> None:
-    """Take units in `order` while they fit; n runs of kept units cost n - 1 gap markers.
-    A unit in a group (a clause or sentence a rule asked to keep whole) comes with its group."""
-    kept = selection.kept
-    n = len(kept)
-    members: dict[int, list[int]] = {}
-    for i, g in enumerate(doc.unit_group or []):
-        if g != -1 and not doc.unit_deleted[i]:
-            members.setdefault(g, []).append(i)
-    runs_now = len(runs(kept))
-    for i in order:
-        if kept[i]:
+def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Selection) -> None:
+    """Lazy greedy: a unit's score counts only for terms not yet kept (novelty), so the extract
+    covers more distinct content. Values only fall as units are taken, which makes lazy
+    re-evaluation exact (the standard greedy for submodular coverage)."""
+    lead = section_lead(doc)
+    terms = [set(ts) for ts in doc.unit_terms] if doc.unit_terms else None
+    weight = doc.term_weight
+    covered: set[str] = set()
+    for i, k in enumerate(selection.kept):
+        if k and terms:
+            covered |= terms[i]
+
+    def density(i: int) -> float:
+        score = doc.scores.get(i, 0.0)
+        if terms and terms[i] and score > 0:
+            total = sum(weight[t] for t in terms[i])
+            fresh = sum(weight[t] for t in terms[i] if t not in covered)
+            score *= fresh / total
+        value = doc.unit_value[i] + score + doc.unit_boost[i] / 100.0
+        return value * lead[i] / (max(doc.units[i].tokens, 1) + gap_tokens)
+
+    taker = _Taker(doc, budget, gap_tokens, selection)
+    heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not selection.kept[i]]
+    heapq.heapify(heap)
+    while heap:
+        neg, i = heapq.heappop(heap)
+        if selection.kept[i]:
             continue
+        current = density(i)
+        if heap and current < -heap[0][0] - 1e-12:
+            heapq.heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
+            continue
+        for j in taker.take(i):
+            if terms:
+                covered |= terms[j]
+
+
+class _Taker:
+    """Adds units (with their groups) to a selection while they fit the budget."""
+
+    def __init__(self, doc: Document, budget: int, gap_tokens: int, selection: Selection) -> None:
+        self.doc, self.budget, self.gap, self.sel = doc, budget, gap_tokens, selection
+        self.members: dict[int, list[int]] = {}
+        for i, g in enumerate(doc.unit_group or []):
+            if g != -1 and not doc.unit_deleted[i]:
+                self.members.setdefault(g, []).append(i)
+        self.runs_now = len(runs(selection.kept))
+
+    def take(self, i: int) -> list[int]:
+        """Keep unit i (and its group) if it fits; n runs of kept units cost n - 1 gap markers."""
+        kept, doc = self.sel.kept, self.doc
+        if kept[i]:
+            return []
+        n = len(kept)
         group = doc.unit_group[i] if doc.unit_group else -1
-        take = [j for j in members[group] if not kept[j]] if group != -1 else [i]
-        cost, runs_after = 0, runs_now
-        for j in take:  # add one by one on a scratch copy to count runs
+        take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
+        cost, runs_after = 0, self.runs_now
+        for j in take:  # add one by one on the live flags to count runs; undone if it does not fit
             joins = (j > 0 and kept[j - 1]) + (j + 1 < n and kept[j + 1])
             runs_after += 1 - joins
             cost += doc.units[j].tokens
             kept[j] = True
-        cost += gap_tokens * (max(runs_after - 1, 0) - max(runs_now - 1, 0))
-        if selection.estimated_tokens + cost <= budget:
-            selection.estimated_tokens += cost
-            selection.added.extend(take)
-            runs_now = runs_after
-        else:
-            for j in take:
-                kept[j] = False
+        cost += self.gap * (max(runs_after - 1, 0) - max(self.runs_now - 1, 0))
+        if self.sel.estimated_tokens + cost <= self.budget:
+            self.sel.estimated_tokens += cost
+            self.sel.added.extend(take)
+            self.runs_now = runs_after
+            return take
+        for j in take:
+            kept[j] = False
+        return []
+
+
+def fill(doc: Document, order: list[int], budget: int, gap_tokens: int, selection: Selection) -> None:
+    """Take units in `order` while they fit. A unit in a group (a clause or sentence a rule
+    asked to keep whole) comes with its group."""
+    taker = _Taker(doc, budget, gap_tokens, selection)
+    for i in order:
+        taker.take(i)
 
 
 def runs(kept: list[bool]) -> list[tuple[int, int]]:

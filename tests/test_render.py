@@ -77,7 +77,7 @@ def test_html_escapes_text_and_reasons():
     doc = pruner.analyse(text, budget=6)
     doc.unit_rules[0] = ["evil'><img src=x onerror=alert(1)>"]
     doc.decisions[0] = Decision(kept=True, reasons=doc.unit_rules[0])
-    result = pruner._finish(doc, explain=False)
+    result = pruner.finish(doc)
     page = to_html(doc, result)
     assert "<script>" not in page and "<img" not in page
     assert html.escape("<script>alert('x')</script>") in page
@@ -91,7 +91,7 @@ def test_html_marks_kept_dropped_and_deleted():
             "The weather was pleasant and the meeting was long and uneventful.")
     pruner = Pruner(domain="general")
     doc = pruner.analyse(text, budget=14)
-    result = pruner._finish(doc, explain=False)
+    result = pruner.finish(doc)
     page = to_html(doc, result)
     assert page.count("class='kept'") == sum(d.kept for d in doc.decisions) > 0
     assert page.count("class='del'") == sum(doc.unit_deleted) > 0

@@ -36,6 +36,19 @@ def unit_terms(text: str) -> list[str]:
     return terms
 
 
+def index_terms(doc: Document) -> None:
+    """Fill doc.unit_terms and doc.term_weight (idf over the document's units), once per document."""
+    if doc.unit_terms and len(doc.unit_terms) == len(doc.units):
+        return
+    text = doc.text
+    doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
+    df: Counter[str] = Counter()
+    for ts in doc.unit_terms:
+        df.update(set(ts))
+    n = max(len(doc.units), 1)
+    doc.term_weight = {t: math.log(1 + n / c) for t, c in df.items()}
+
+
 class LexicalScorer:
     name = "lexical"
 
@@ -48,13 +61,9 @@ class LexicalScorer:
 
     def score(self, doc: Document, candidates: Sequence[int], *, question: str | None = None,
               budget_tokens: int | None = None) -> dict[int, float]:
-        text = doc.text
-        terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
-        df: Counter[str] = Counter()
-        for ts in terms:
-            df.update(set(ts))
+        index_terms(doc)
+        terms, idf = doc.unit_terms, doc.term_weight
         n = max(len(doc.units), 1)
-        idf = {t: math.log(1 + n / c) for t, c in df.items()}
         q_terms = {t for t in unit_terms(question) if t in idf} if question else set()
         scores: dict[int, float] = {}
         for i in candidates:
