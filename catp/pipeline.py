@@ -25,6 +25,7 @@ from catp.select import Selection, fill, fill_by_value, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
+SHORT_PARAGRAPH_TOKENS = 250  # with a question, a relevant paragraph this short is kept whole
 _SURROGATE = re.compile("[\ud800-\udfff]")  # str can hold them; tokenizers cannot
 
 
@@ -211,14 +212,32 @@ def _cost_units(doc: Document, token_starts: list[int]) -> None:
         unit.tokens = n
 
 
+def _paragraphs(doc: Document) -> list[list[int]]:
+    """For each unit, the units of its paragraph (a line of text)."""
+    out: list[list[int]] = []
+    current: list[int] = []
+    for i, unit in enumerate(doc.units):
+        if current and "\n" in doc.text[doc.units[i - 1].end : unit.start]:
+            current = []
+        current.append(i)
+        out.append(current)
+    return out
+
+
 def _question_first(doc: Document, budget: int, gap_tokens: int, share: float) -> Selection:
     """With a question: the most question-relevant units take up to `share` of the budget first."""
     selection = Selection([False] * len(doc.units))
     n = len(doc.units)
     by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i] and doc.scores.get(i, 0.0) > 0),
                           key=lambda i: (-doc.scores.get(i, 0.0), i))
-    with_context = [j for i in by_relevance for j in (i, i + 1, i - 1)  # answers sit beside the match
-                    if 0 <= j < n and not doc.unit_deleted[j]]
+    paragraphs = _paragraphs(doc)
+    with_context: list[int] = []
+    for i in by_relevance:  # answers sit beside the match: its whole paragraph when short, else neighbours
+        members = paragraphs[i]
+        if sum(doc.units[j].tokens for j in members) <= SHORT_PARAGRAPH_TOKENS:
+            with_context.extend(members)
+        with_context.extend(j for j in (i, i + 1, i - 1) if 0 <= j < n)
+    with_context = [j for j in with_context if not doc.unit_deleted[j]]
     fill(doc, with_context, int(budget * share), gap_tokens, selection)
     fill_by_value(doc, budget, gap_tokens, selection)
     return selection
