@@ -1,4 +1,4 @@
-"""Fit the budget: protected units first (by priority), then the rest by score per token."""
+"""Fit the budget: greedy by value per token (protected facts + information, novelty, lead prior)."""
 
 from __future__ import annotations
 
