@@ -15,12 +15,12 @@ No torch import here: the remote scorer uses this module too.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
 
 from catp.errors import ModelError
+from catp.tokens import sha256_file
 
 DEFAULT_MODEL = "Qwen/Qwen1.5-0.5B"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
@@ -123,14 +123,6 @@ def read_manifest(manifest: str | Path) -> dict[str, str]:
     if not out:
         raise ModelError(f"sha256 manifest {mpath} lists no files")
     return out
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def verify_manifest(folder: Path, manifest: str | Path) -> list[str]:
