@@ -72,8 +72,7 @@ class Pruner:
         return self.prune(text, encoding=used, **kwargs)
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
-              question: str | None = None, encoding: str | None = None,
-              explain: bool = False) -> PruneResult:  # noqa: ARG002 - kept for API stability
+              question: str | None = None, encoding: str | None = None) -> PruneResult:
         doc = self.analyse(text, question=question, encoding=encoding, budget=budget, ratio=ratio)
         return self.finish(doc)
 
@@ -93,14 +92,17 @@ class Pruner:
         started = time.perf_counter()
         doc, n_tokens = self._prepare(text, encoding)
         doc_budget = self._budget(n_tokens, budget, ratio)
-        self._score(doc, question, doc_budget)
-        kept = self._select(doc, doc_budget, question)
+        doc.input_tokens, doc.budget, doc.started = n_tokens, doc_budget, started
+        if n_tokens <= doc_budget:  # the whole text fits (n_tokens is one exact encode): nothing to rank
+            kept = [True] * len(doc.units)
+        else:
+            self._score(doc, question, doc_budget)
+            kept = self._select(doc, doc_budget, question)
         doc.decisions = [
             Decision(kept=k, reasons=(doc.unit_rules[i] or ["score"]) if k else [],
                      priority=doc.unit_priority[i], score=doc.scores.get(i, 0.0))
             for i, k in enumerate(kept)
         ]
-        doc.input_tokens, doc.budget, doc.started = n_tokens, doc_budget, started
         return doc
 
     # -- stages ------------------------------------------------------------------------------
@@ -151,9 +153,6 @@ class Pruner:
             doc.scores.update(LexicalScorer().score(doc, missing))
 
     def _select(self, doc: Document, budget: int, question: str | None) -> list[bool]:
-        total = sum(u.tokens for u in doc.units)
-        if total + 0 <= budget and self.tokens.count(doc.text) <= budget:
-            return [True] * len(doc.units)
         if question:
             selection = _question_first(doc, budget, self.gap_tokens, self.question_share)
         else:
@@ -174,7 +173,7 @@ class Pruner:
         """Render an analysed Document (from `analyse`) as a PruneResult."""
         input_tokens, budget, started = doc.input_tokens, doc.budget, doc.started
         kept = [d.kept for d in doc.decisions]
-        if all(kept) and self.tokens.count(doc.text) <= budget:  # else: the units, without the edges' whitespace
+        if all(kept) and doc.input_tokens <= budget:  # else: the units, without the edges' whitespace
             spans = [KeptSpan(start=0, end=len(doc.text), reasons=["within budget"])]
             text = doc.text
         else:
