@@ -90,7 +90,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not selection.kept[i]]
     heapq.heapify(heap)
     while heap:
-        neg, i = heapq.heappop(heap)
+        _, i = heapq.heappop(heap)
         if selection.kept[i]:
             continue
         current = density(i)

@@ -19,7 +19,8 @@ def _load(paths: list[Path], domain: Optional[str]):
     else:
         names = ["common", domain] if domain else ["common", *BUILTIN_DOMAINS]
         loaded = [load_file(builtin_path(n)) for n in names]
-    check_unique_ids(loaded) if not paths else None
+    if not paths:
+        check_unique_ids(loaded)
     return loaded
 
 

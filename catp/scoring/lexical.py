@@ -26,7 +26,7 @@ _STOP = frozenset(
 def unit_terms(text: str) -> list[str]:
     terms: list[str] = []
     for tok in _TERMS.findall(text.lower()):
-        if "\u4e00" <= tok[0] <= "\u9fff" or tok[0] >= "\u3400" and not tok[0].isascii():
+        if tok[0] >= "\u3400":  # Han: character bigrams
             if len(tok) == 1:
                 terms.append(tok)
             else:
