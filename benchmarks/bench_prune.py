@@ -128,18 +128,23 @@ print(json.dumps({{"base_mb": base, "peak_mb": peak, "tokens": result.stats.inpu
 """
 
 
+def _run_child(template: str, payload: str, suffix: str, kind: str) -> dict:
+    """Run `template` in a fresh interpreter with `payload` in a temp file; its last stdout line is JSON."""
+    with tempfile.NamedTemporaryFile("w", suffix=suffix, encoding="utf-8", delete=False) as fh:
+        fh.write(payload)
+    try:
+        code = template.format(root=str(ROOT), path=fh.name, domain=corpora.DOMAIN[kind])
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    finally:
+        os.unlink(fh.name)
+
+
 def bench_memory(cases: list[tuple[str, str]], log) -> list[dict]:
     rows = []
     for kind, size in cases:
         text = corpora.build(kind, SIZES[size])
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as fh:
-            fh.write(text)
-        try:
-            code = _CHILD_RSS.format(root=str(ROOT), path=fh.name, domain=corpora.DOMAIN[kind])
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-            data = json.loads(out.stdout.strip().splitlines()[-1])
-        finally:
-            os.unlink(fh.name)
+        data = _run_child(_CHILD_RSS, text, ".txt", kind)
         data.update(kind=kind, size=size, text_mb=len(text.encode()) / 2**20)
         rows.append(data)
         log(f"  {kind:14s} {size:>5s} peak RSS {data['peak_mb']:.0f} MB (after loading: {data['base_mb']:.0f} MB; "
@@ -194,14 +199,7 @@ def bench_reuse(log) -> list[dict]:
     for kind in ("cuad", "zh"):
         pool = corpora._texts(kind)
         docs = [corpora.fit(pool[i::3], 32 * K) for i in range(3)]  # three different 32K documents
-        with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8", delete=False) as fh:
-            json.dump(docs, fh)
-        try:
-            code = _CHILD_REUSE.format(root=str(ROOT), path=fh.name, domain=corpora.DOMAIN[kind])
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-            data = json.loads(out.stdout.strip().splitlines()[-1])
-        finally:
-            os.unlink(fh.name)
+        data = _run_child(_CHILD_REUSE, json.dumps(docs), ".json", kind)
         data["kind"] = kind
         rows.append(data)
         log(f"  {kind:5s} Pruner() {data['construct_s']:.2f}s; 32K docs: "
