@@ -11,7 +11,7 @@ from catp.rules.registry import RuleRegistry
 
 def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
              langs: set[str], regex_timeout: float = 2.0) -> Document:
-    ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout)
+    ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout, anchor_index=registry.anchor_index(langs))
     spans: list[Span] = []
     for compiled in registry.for_langs(langs):
         found: list[Span] = []

@@ -10,6 +10,7 @@ import regex
 from catp.document import Action, Span, UnitKind
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
+from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches
 from catp.rules.schema import CueWindowRule, HeadingRule, PhraseRule, PosRule, RegexRule
 
 MATCHERS: dict[str, type[Matcher]] = {}
@@ -83,12 +84,53 @@ class RegexMatcher(Matcher):
                 raise RuleError(f"unknown validator {rule.validate_with!r}; known: {', '.join(VALIDATORS)}", **where)
             self.validate = VALIDATORS[rule.validate_with]
 
+        # Anchor prefilter: the characters no match can hold ('' = always scan the whole text). Only
+        # anchors that provably cover every match are used, so results never depend on them.
+        self.barriers = ""
+        if rule.anchors and anchors_cover(rule.pattern, self.pattern.flags, rule.anchors):
+            self.barriers = barriers(rule.pattern, self.pattern.flags)
+        self._own_index = None
+
+    def own_anchor_index(self):
+        """An anchor index of this rule alone (when the context has none covering it)."""
+        if self._own_index is None:
+            self._own_index = AnchorIndex({self.rule.id: self.rule.anchors})
+        return self._own_index
+
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
-        group = self.rule.group
-        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
+        group, text = self.rule.group, ctx.text
+        for m in self._matches(ctx):
             start, end = m.span(group)
-            if end > start and (self.validate is None or self.validate(ctx.text[start:end])):
+            if end > start and (self.validate is None or self.validate(text[start:end])):
                 yield self.expanded(ctx, start, end)
+
+    def _matches(self, ctx: MatchContext):
+        """The pattern's matches over the whole text: one scan, or (the same matches) scans of the
+        barrier-free stretches that hold an anchor."""
+        text = ctx.text
+        if self.barriers and ctx.prefilter != "never":
+            regions = stretches(text, ctx.barrier_positions(self.barriers), ctx.anchor_hits(self))
+            if ctx.prefilter == "always" or _cheaper(regions, len(text)):
+                return self._scan_regions(text, regions, ctx.regex_timeout)
+        return self.pattern.finditer(text, timeout=ctx.regex_timeout, concurrent=True)
+
+    def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float):
+        """All regions share the rule's timeout (CPU seconds, as `regex` counts them)."""
+        import time
+
+        finditer, left = self.pattern.finditer, timeout
+        for a, b in regions:
+            started = time.process_time()
+            found = list(finditer(text, a, b, timeout=left, concurrent=True))
+            left -= time.process_time() - started
+            yield from found
+            if left <= 0:
+                raise TimeoutError("regex timed out")
+
+
+def _cheaper(regions: list[tuple[int, int]], length: int) -> bool:
+    """Scanning these stretches beats one scan of the whole text (a call costs ~ 50 characters)."""
+    return sum(b - a for a, b in regions) + 50 * len(regions) < 0.7 * length
 
 
 @register_matcher("heading")
