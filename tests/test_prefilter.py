@@ -1,7 +1,8 @@
 """The anchor prefilter is exact: a regex rule scanned only around its anchors (catp/rules/prefilter.py)
 gives the very spans of a scan of the whole text.
 
-- on real documents of every evals set, for every rule of every built-in domain that uses anchors;
+- on real documents of every evals set, for every rule of every built-in domain that uses anchors
+  (pos rules too: their anchor scan, an IGNORECASE alternation, is the same Aho-Corasick pass);
 - on made-up texts full of barriers, anchors and case oddities (ſ, K, İ, ı, µ);
 - the pattern analysis (barriers, anchors that cover every match) on small cases;
 - `catp rules lint` on anchors.
@@ -35,7 +36,8 @@ def registries() -> list[RuleRegistry]:
 
 
 def anchored(registry: RuleRegistry):
-    return [c for c in registry.rules if getattr(c.matcher, "barriers", "")]
+    """The regex rules that use the prefilter and the pos rules (whose anchor scan uses the same pass)."""
+    return [c for c in registry.rules if getattr(c.matcher, "barriers", "") or getattr(c.matcher, "ac_anchors", False)]
 
 
 def spans_both_ways(registry: RuleRegistry, text: str):
@@ -54,7 +56,8 @@ def spans_both_ways(registry: RuleRegistry, text: str):
 
 def test_the_built_in_rules_use_anchors():
     used = {c.rule.id for r in registries() for c in anchored(r)}
-    assert {"date.period_en", "entity.org_zh", "legal.clause.license_grant", "medical.diagnosis"} <= used
+    assert {"date.period_en", "entity.org_zh", "legal.clause.license_grant", "medical.diagnosis",
+            "fact.verb_object_en", "fact.verb_object_zh"} <= used
 
 
 def _eval_texts():
@@ -89,7 +92,9 @@ PIECES = ["shall", "SHALL", "ſhall", "not", "may not", "Licensor hereby grants"
           "北京星河科技有限公司", "（以下简称\"甲方\"）", "人民法院", "三百万元", "百分之五", "15%", "Ｋ",
           "K", "İ", "ı", "µg/L", "5 mmol/L", "诊断为高血压", "allergic to", "governed by", "GOVERNED\nBY",
           "royalty", "Effective Date", "dated 5", "March 5, 2024", "$5,000", "competition", "(", ")", " ",
-          "word", "the", "and", "Inc.", "ten", "often", "\u2029", "\r\n", "x10^9/L", "×10^9/L"]
+          "word", "the", "and", "Inc.", "ten", "often", "\u2029", "\r\n", "x10^9/L", "×10^9/L",
+          "repay", "repays", "REPAID", "terminate", "paid", "renews", "乙方应向甲方支付违约金", "给予抗感染治疗", "支付",
+          "preterminated", "licensee", "grant", "Pay"]
 
 
 def test_prefiltered_spans_equal_whole_scans_on_made_up_texts():

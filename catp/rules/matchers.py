@@ -218,6 +218,14 @@ class PosMatcher(Matcher):
         super().__init__(rule, where)
         anchors = sorted(set(rule.anchors), key=len, reverse=True)
         self.anchor = regex.compile("|".join(regex.escape(a) for a in anchors), regex.IGNORECASE)
+        # The anchor scan goes through the shared Aho-Corasick pass (same starts as self.anchor's).
+        self.ac_anchors = all(rule.anchors)
+        self._own_index = None
+
+    def own_anchor_index(self):
+        if self._own_index is None:
+            self._own_index = AnchorIndex({self.rule.id: self.rule.anchors}, alternation=[self.rule.id])
+        return self._own_index
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         from catp.rules import pos
@@ -228,13 +236,18 @@ class PosMatcher(Matcher):
                     b = max(b, min(ctx.clause_end(a), end))
                 yield self.span(a, b)
 
+    def _anchor_starts(self, ctx: MatchContext):
+        if self.ac_anchors and ctx.prefilter != "never":
+            return ctx.anchor_hits(self)
+        return (m.start() for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True))
+
     def _anchored_sentences(self, ctx: MatchContext) -> Iterator[tuple[int, int]]:
         last = -1
-        for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
-            if m.start() < last:
+        for at in self._anchor_starts(ctx):
+            if at < last:
                 continue
-            start = ctx.sentence_start(m.start())
-            end = ctx.sentence_end(m.start())
+            start = ctx.sentence_start(at)
+            end = ctx.sentence_end(at)
             last = end
             yield start, end
 

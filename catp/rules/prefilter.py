@@ -271,12 +271,17 @@ def fold_exceptions(anchors) -> dict[int, str]:
 
 
 class AnchorIndex:
-    """One Aho-Corasick pass over the folded text finds every anchor of every anchored rule."""
+    """One Aho-Corasick pass over the folded text finds every anchor of every anchored rule.
 
-    def __init__(self, anchors_by_rule: dict[str, list[str]]) -> None:
+    For the rules in `alternation`, hits are what `finditer` of the IGNORECASE alternation of their
+    anchors (longest first) would give: leftmost, longest at that start, not overlapping (the anchor
+    scan of `pos` rules)."""
+
+    def __init__(self, anchors_by_rule: dict[str, list[str]], alternation=()) -> None:
         import ahocorasick
 
         self.rules = list(anchors_by_rule)
+        self.alternation = [rid in set(alternation) for rid in self.rules]
         owners: dict[str, list[int]] = {}
         for r, rid in enumerate(self.rules):
             for a in anchors_by_rule[rid]:
@@ -292,18 +297,32 @@ class AnchorIndex:
         self.exception_re = regex.compile("[" + "".join(regex.escape(chr(k)) for k in exceptions) + "]") if exceptions else None
 
     def hits(self, lowered: str) -> dict[str, list[int]]:
-        """rule id -> sorted start offsets of its anchors."""
-        out: list[list[int]] = [[] for _ in self.rules]
+        """rule id -> sorted start offsets of its anchors (for `alternation` rules: of the matches)."""
         if self.empty:
             return {}
+        out: list[list] = [[] for _ in self.rules]
         haystack = lowered
         if self.exception_re is not None and self.exception_re.search(lowered):
             haystack = lowered.translate(self.exceptions)
+        alternation = self.alternation
         for last, (length, rs) in self.automaton.iter(haystack):
             start = last - length + 1
             for r in rs:
-                out[r].append(start)
-        return {rid: sorted(set(h)) if len(h) > 1 else h for rid, h in zip(self.rules, out)}
+                out[r].append((start, -length) if alternation[r] else start)
+        result = {}
+        for r, rid in enumerate(self.rules):
+            h = out[r]
+            if alternation[r]:
+                h.sort()
+                starts, cursor = [], 0
+                for start, neg in h:  # at each start the longest anchor comes first
+                    if start >= cursor:
+                        starts.append(start)
+                        cursor = start - neg
+                result[rid] = starts
+            else:
+                result[rid] = sorted(set(h)) if len(h) > 1 else h
+        return result
 
 
 def stretches(text: str, barrier_positions: list[int], hits: list[int]) -> list[tuple[int, int]]:

@@ -43,11 +43,15 @@ class RuleRegistry:
         return [c for c in self.rules if langs & set(c.rule.lang)]
 
     def anchor_index(self, langs: set[str]) -> AnchorIndex:
-        """One Aho-Corasick automaton over the anchors of every prefiltered rule for these languages."""
+        """One Aho-Corasick automaton over the anchors of every prefiltered regex rule and every pos
+        rule for these languages."""
         key = frozenset(langs)
         if key not in self._anchor_indexes:
+            rules = self.for_langs(langs)
+            pos = [c.rule.id for c in rules if getattr(c.matcher, "ac_anchors", False)]
             self._anchor_indexes[key] = AnchorIndex({
-                c.rule.id: c.rule.anchors for c in self.for_langs(langs) if getattr(c.matcher, "barriers", "")})
+                c.rule.id: c.rule.anchors for c in rules
+                if getattr(c.matcher, "barriers", "") or c.rule.id in pos}, alternation=pos)
         return self._anchor_indexes[key]
 
     def get(self, rule_id: str) -> CompiledRule | None:
