@@ -54,10 +54,19 @@ class MatchContext:
         """Offsets of the characters in `chars`, in order."""
         found = self._barrier_positions.get(chars)
         if found is None:
-            import regex
+            each = [self._char_positions(c) for c in chars]
+            found = self._barrier_positions[chars] = sorted(p for ps in each for p in ps) if len(each) > 1 else each[0]
+        return found
 
-            pattern = regex.compile("[" + "".join(regex.escape(c) for c in chars) + "]")
-            found = self._barrier_positions[chars] = [m.start() for m in pattern.finditer(self.text)]
+    def _char_positions(self, char: str) -> list[int]:
+        key = ("char", char)
+        found = self._barrier_positions.get(key)
+        if found is None:
+            text, found, i = self.text, [], self.text.find(char)
+            while i != -1:
+                found.append(i)
+                i = text.find(char, i + 1)
+            self._barrier_positions[key] = found
         return found
 
     def clause_end(self, offset: int) -> int:

@@ -26,7 +26,7 @@ from bisect import bisect_right
 import regex
 
 # Characters that may split a text into stretches, when a pattern cannot consume them.
-BARRIER_CANDIDATES = "\n\r\u2029\u3002\uff1b;.!?\uff01\uff1f"
+BARRIER_CANDIDATES = "\n\r\u2029\u3002\uff1b;.!?\uff01\uff1f\uff0c,\u3001\uff1a:"
 _HAN = "\ue000"  # stands for \p{Han} in the analysis: a private-use character, never a barrier
 
 try:  # Python 3.11+
