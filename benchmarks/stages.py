@@ -89,7 +89,7 @@ def main() -> int:
         hits = index.hits(ctx.lowered)
         for compiled in registry.for_langs(langs):
             if getattr(compiled.matcher, "barriers", ""):
-                ctx.barrier_positions(compiled.matcher.barriers)
+                ctx.barrier_positions(compiled.matcher.barriers)  # windows need none
         return ctx, hits
 
     t_anchor, (shared, hits) = cpu(anchor_pass)

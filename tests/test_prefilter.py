@@ -3,7 +3,9 @@ gives the very spans of a scan of the whole text.
 
 - on real documents of every evals set, for every rule of every built-in domain that uses anchors
   (pos rules too: their anchor scan, an IGNORECASE alternation, is the same Aho-Corasick pass);
-- on made-up texts full of barriers, anchors and case oddities (ſ, K, İ, ı, µ);
+- on made-up texts full of barriers, anchors and case oddities (ſ, K, İ, ı, µ), and without any
+  punctuation (windows);
+- each way forced: stretches between barriers, windows around anchors;
 - the pattern analysis (barriers, anchors that cover every match) on small cases;
 - `catp rules lint` on anchors.
 (No timing here: speed is measured in benchmarks/.)
@@ -23,12 +25,12 @@ from catp.document import Document
 from catp.rules.check import anchor_problems
 from catp.rules.context import MatchContext
 from catp.rules.loader import BUILTIN_DOMAINS, load_text, resolve
-from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, fold_anchor
+from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, fold_anchor, window_widths, windows
 from catp.rules.registry import RuleRegistry
 from catp.segment import segment
 
 SETS = ("cuad", "cail2019_cjrc", "ccks2017_cner", "tatqa", "e3c_en")
-DOCS_PER_SET = 25
+DOCS_PER_SET = 15
 
 
 def registries() -> list[RuleRegistry]:
@@ -37,20 +39,23 @@ def registries() -> list[RuleRegistry]:
 
 def anchored(registry: RuleRegistry):
     """The regex rules that use the prefilter and the pos rules (whose anchor scan uses the same pass)."""
-    return [c for c in registry.rules if getattr(c.matcher, "barriers", "") or getattr(c.matcher, "ac_anchors", False)]
+    return [c for c in registry.rules if getattr(c.matcher, "prefiltered", False) or getattr(c.matcher, "ac_anchors", False)]
+
+
+MODES = ("always", "auto", "stretches", "windows")
 
 
 def spans_both_ways(registry: RuleRegistry, text: str):
-    """{rule id: (spans scanning the whole text, spans through the prefilter)} for the anchored rules."""
+    """{rule id: (spans scanning the whole text, [spans through the prefilter, for each of MODES])}
+    for the anchored rules ("stretches"/"windows" force a way; without it the rule scans whole)."""
     lang, langs = detect_langs(text)
     doc = segment(Document(text=text, lang=lang))
     whole = MatchContext(doc, [], prefilter="never")
     index = registry.anchor_index({"en", "zh"})
-    filtered = MatchContext(doc, [], prefilter="always", anchor_index=index)
-    auto = MatchContext(doc, [], prefilter="auto", anchor_index=index)
+    contexts = [MatchContext(doc, [], prefilter=mode, anchor_index=index) for mode in MODES]
     out = {}
     for c in anchored(registry):
-        out[c.rule.id] = (list(c.matcher.spans(whole)), list(c.matcher.spans(filtered)), list(c.matcher.spans(auto)))
+        out[c.rule.id] = (list(c.matcher.spans(whole)), [list(c.matcher.spans(ctx)) for ctx in contexts])
     return out
 
 
@@ -58,6 +63,8 @@ def test_the_built_in_rules_use_anchors():
     used = {c.rule.id for r in registries() for c in anchored(r)}
     assert {"date.period_en", "entity.org_zh", "legal.clause.license_grant", "medical.diagnosis",
             "fact.verb_object_en", "fact.verb_object_zh"} <= used
+    windowed = {c.rule.id for r in registries() for c in anchored(r) if getattr(c.matcher, "widths", None)}
+    assert {"entity.org_zh", "entity.defined_term_zh"} <= windowed
 
 
 def _eval_texts():
@@ -79,9 +86,9 @@ def test_prefiltered_spans_equal_whole_scans_on_real_documents():
     checked = spans = 0
     for key, text in _eval_texts():
         for registry in regs:
-            for rule_id, (whole, filtered, auto) in spans_both_ways(registry, text).items():
-                assert filtered == whole, f"{key}: {rule_id}"
-                assert auto == whole, f"{key}: {rule_id}"
+            for rule_id, (whole, filtered) in spans_both_ways(registry, text).items():
+                for mode, spans_ in zip(MODES, filtered):
+                    assert spans_ == whole, f"{key}: {rule_id} ({mode})"
                 checked += 1
                 spans += len(whole)
     assert checked > 500 and spans > 10_000
@@ -100,11 +107,14 @@ PIECES = ["shall", "SHALL", "ſhall", "not", "may not", "Licensor hereby grants"
 def test_prefiltered_spans_equal_whole_scans_on_made_up_texts():
     rng = random.Random(6)
     regs = registries()
-    for _ in range(300):
-        text = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 60))).strip() or "x"
+    no_punct = [p for p in PIECES if not any(ch in p for ch in "\n.;!?。；，,、：:\u2029\r")]
+    for n in range(400):
+        pieces = PIECES if n % 2 else no_punct
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 80))).strip() or "x"
         for registry in regs:
-            for rule_id, (whole, filtered, auto) in spans_both_ways(registry, text).items():
-                assert filtered == whole == auto, f"{rule_id}: {text!r}"
+            for rule_id, (whole, filtered) in spans_both_ways(registry, text).items():
+                for mode, spans_ in zip(MODES, filtered):
+                    assert spans_ == whole, f"{rule_id} ({mode}): {text!r}"
 
 
 def test_case_folding_finds_what_ignorecase_matches():
@@ -126,8 +136,9 @@ rules:
     text = "ſhall\nKİcK\nıs\nSHALL\nnothing"
     doc = segment(Document(text=text, lang="en"))
     whole = [text[s.start:s.end] for s in compiled.matcher.spans(MatchContext(doc, [], prefilter="never"))]
-    filtered = [text[s.start:s.end] for s in compiled.matcher.spans(MatchContext(doc, [], prefilter="always"))]
-    assert whole == filtered
+    for mode in MODES:
+        filtered = [text[s.start:s.end] for s in compiled.matcher.spans(MatchContext(doc, [], prefilter=mode))]
+        assert whole == filtered, mode
     assert "ſhall" in whole and "SHALL" in whole
 
 
@@ -172,6 +183,26 @@ NOT_SPACE = ALL.replace("\n", "").replace("\r", "").replace("\u2029", "")
 ])
 def test_barriers(pattern, flags, expected):
     assert barriers(pattern, flags) == expected
+
+
+@pytest.mark.parametrize("pattern, flags, expected", [
+    (r"[\p{Han}A-Z]{2,16}?(?:有限公司|公司)", 0, (20, 0)),
+    (r"shall(?=\s+pay)", 0, None),  # an unbounded lookahead
+    (r"shall(?=\s{1,3}pay)", 0, (5, 6)),
+    (r"(?<=\s+)shall", 0, (5, 0)),  # lookbehinds need no room
+    (r"shall\s+pay", 0, None),
+    (r"shall.{0,9}", regex.DOTALL, (14, 0)),
+    (r"shall$", 0, None),
+    (r"(?m)shall$", 0, None),
+    (r"(?:shall)?", 0, None),
+])
+def test_window_widths(pattern, flags, expected):
+    assert window_widths(pattern, flags) == expected
+
+
+def test_windows_merge_and_clip():
+    assert windows(100, [0, 10, 50, 98], 5, 6) == [(0, 16), (45, 56), (93, 100)]
+    assert windows(100, [], 5, 6) == []
 
 
 @pytest.mark.parametrize("pattern, anchors, expected", [
@@ -220,7 +251,7 @@ def test_lint_anchors():
 def test_anchors_that_do_not_cover_are_not_used():
     rule = _rule("[grant]")
     (compiled,) = RuleRegistry([load_text(f"name: t\nrules: [{json.dumps(rule.model_dump())}]")]).rules
-    assert compiled.matcher.barriers == ""
+    assert compiled.matcher.barriers == "" and not compiled.matcher.prefiltered
     doc = segment(Document(text="Licensor sublicenses it.", lang="en"))
     assert list(compiled.matcher.spans(MatchContext(doc, [], prefilter="always")))
 

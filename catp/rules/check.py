@@ -68,7 +68,7 @@ def anchor_problems(rule) -> list[str]:
     anchors = getattr(rule, "anchors", None)
     if not anchors:
         return []
-    from catp.rules.prefilter import anchors_cover, barriers, fold_anchor
+    from catp.rules.prefilter import anchors_cover, barriers, fold_anchor, window_widths
 
     out = []
     folded = [fold_anchor(a) for a in anchors]
@@ -86,7 +86,7 @@ def anchor_problems(rule) -> list[str]:
         elif not covered:
             out.append("some matches of the pattern may hold none of the anchors; they are not used "
                        "(give a literal of every alternative)")
-        elif not barriers(rule.pattern, flags):
+        elif not barriers(rule.pattern, flags) and not window_widths(rule.pattern, flags):
             out.append("the anchors are not used: the pattern may match across every line and sentence "
-                       "end, match the empty string, or uses $ or \\Z")
+                       "end and has no bound on its length, may match the empty string, or uses $ or \\Z")
     return out

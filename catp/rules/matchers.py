@@ -10,7 +10,7 @@ import regex
 from catp.document import Action, Span, UnitKind
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
-from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches
+from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches, window_widths, windows
 from catp.rules.schema import CueWindowRule, HeadingRule, PhraseRule, PosRule, RegexRule
 
 MATCHERS: dict[str, type[Matcher]] = {}
@@ -86,9 +86,12 @@ class RegexMatcher(Matcher):
 
         # Anchor prefilter: the characters no match can hold ('' = always scan the whole text). Only
         # anchors that provably cover every match are used, so results never depend on them.
-        self.barriers = ""
+        # Or, when matches have a bounded length, (W, L): the longest match and lookahead.
+        self.barriers, self.widths = "", None
         if rule.anchors and anchors_cover(rule.pattern, self.pattern.flags, rule.anchors):
             self.barriers = barriers(rule.pattern, self.pattern.flags)
+            self.widths = window_widths(rule.pattern, self.pattern.flags)
+        self.prefiltered = bool(self.barriers or self.widths)
         self._own_index = None
 
     def own_anchor_index(self):
@@ -106,12 +109,23 @@ class RegexMatcher(Matcher):
 
     def _matches(self, ctx: MatchContext):
         """The pattern's matches over the whole text: one scan, or (the same matches) scans of the
-        barrier-free stretches that hold an anchor."""
-        text = ctx.text
-        if self.barriers and ctx.prefilter != "never":
-            regions = stretches(text, ctx.barrier_positions(self.barriers), ctx.anchor_hits(self))
-            if ctx.prefilter == "always" or _cheaper(regions, len(text)):
-                return self._scan_regions(text, regions, ctx.regex_timeout)
+        barrier-free stretches, or of the windows, that hold an anchor (catp/rules/prefilter.py).
+        ctx.prefilter "stretches" or "windows" forces one way, for tests."""
+        text, mode = ctx.text, ctx.prefilter
+        if self.prefiltered and mode != "never":
+            hits = ctx.anchor_hits(self)
+            best = None
+            if self.barriers and mode in ("auto", "always", "stretches"):
+                best = ("stretches", stretches(text, ctx.barrier_positions(self.barriers), hits))
+            if self.widths and mode in ("auto", "always", "windows"):
+                width = self.widths[0]
+                found = ("windows", windows(len(text), hits, width - 1, width))
+                if best is None or _cost(found[1]) < _cost(best[1]):
+                    best = found
+            if best is not None and (mode != "auto" or _cost(best[1]) < 0.7 * len(text)):
+                if best[0] == "windows":
+                    return self._scan_windows(text, best[1], sum(self.widths), ctx.regex_timeout)
+                return self._scan_regions(text, best[1], ctx.regex_timeout)
         return self.pattern.finditer(text, timeout=ctx.regex_timeout, concurrent=True)
 
     def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float):
@@ -127,10 +141,31 @@ class RegexMatcher(Matcher):
             if left <= 0:
                 raise TimeoutError("regex timed out")
 
+    def _scan_windows(self, text: str, spans: list[tuple[int, int]], reach: int, timeout: float):
+        """Each window from the end of the last match; endpos `reach` past it; only the matches
+        that start inside it (see catp/rules/prefilter.py)."""
+        import time
 
-def _cheaper(regions: list[tuple[int, int]], length: int) -> bool:
-    """Scanning these stretches beats one scan of the whole text (a call costs ~ 50 characters)."""
-    return sum(b - a for a, b in regions) + 50 * len(regions) < 0.7 * length
+        finditer, left, cursor, n = self.pattern.finditer, timeout, 0, len(text)
+        for a, b in spans:
+            if cursor >= b:
+                continue
+            started = time.process_time()
+            found = []
+            for m in finditer(text, max(a, cursor), min(b + reach, n), timeout=left, concurrent=True):
+                if m.start() >= b:
+                    break
+                found.append(m)
+                cursor = m.end()
+            left -= time.process_time() - started
+            yield from found
+            if left <= 0:
+                raise TimeoutError("regex timed out")
+
+
+def _cost(regions: list[tuple[int, int]]) -> int:
+    """What scanning these regions costs, in characters of one scan (a call costs ~ 50)."""
+    return sum(b - a for a, b in regions) + 50 * len(regions)
 
 
 @register_matcher("heading")

@@ -14,6 +14,13 @@ Why the results are the same:
   character, the same as the end of the string. A pattern that can match the empty string, or uses
   anything this analysis does not know, gets no barriers and is scanned whole.
 
+A pattern whose matches are at most W characters long (with bounded lookaheads, and no `$`/`\\Z`)
+can also run in *windows*: a match holding an anchor that starts at h lies in [h + 1 - W, h + W).
+Overlapping windows are merged and scanned in order, each from the end of the last match (as a whole
+scan would go on), with `endpos` W + L characters past the window's end (L: the longest lookahead),
+so every attempt that starts inside the window sees the same text as in a whole scan; matches that
+start past the window are left to the next window. This needs no barrier (text without punctuation).
+
 The analysis reads the pattern with Python's own `re` parser (the `regex` syntax the rules use is
 the same, except for `\\p{...}` properties; `\\p{Han}` is understood).
 """
@@ -143,6 +150,67 @@ def barriers(pattern: str, flags: int) -> str:
         return "".join(ch for ch in BARRIER_CANDIDATES if not _consumes(parsed, ch, dotall))
     except (_Unknown, RecursionError):
         return ""
+
+
+@functools.lru_cache(maxsize=1024)
+def window_widths(pattern: str, flags: int) -> tuple[int, int] | None:
+    """(W, L) for the window mode: the longest match and the longest lookahead; None when a match
+    can be empty, has no bound, or the pattern uses `$`, `\\Z` or syntax the analysis does not read."""
+    try:
+        parsed = _parse(pattern, flags)
+        lo, hi = parsed.getwidth()
+        if lo == 0 or hi >= _c.MAXREPEAT:
+            return None
+        ahead = _lookahead_width(list(parsed))
+        return None if ahead is None else (hi, ahead)
+    except (_Unknown, RecursionError):
+        return None
+
+
+def _lookahead_width(items) -> int | None:
+    """The widest lookahead anywhere in the pattern (0 if none); None if unbounded or on `$`/`\\Z`."""
+    widest = 0
+    for op, av in items:
+        subs = []
+        if op is _c.AT and av in (_c.AT_END, _c.AT_END_LINE, _c.AT_END_STRING):
+            return None
+        if op in (_c.ASSERT, _c.ASSERT_NOT):
+            direction, seq = av
+            if direction == 1:
+                hi = seq.getwidth()[1]
+                if hi >= _c.MAXREPEAT:
+                    return None
+                widest = max(widest, hi)
+            subs.append(seq)
+        elif op is _c.BRANCH:
+            subs.extend(av[1])
+        elif op is _c.SUBPATTERN:
+            subs.append(av[3])
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", None)):
+            subs.append(av[2])
+        elif op is getattr(_c, "ATOMIC_GROUP", None):
+            subs.append(av)
+        elif op is _c.GROUPREF_EXISTS:
+            subs.extend(x for x in av[1:] if x is not None)
+        for sub in subs:
+            inner = _lookahead_width(list(sub))
+            if inner is None:
+                return None
+            widest = max(widest, inner)
+    return widest
+
+
+def windows(length: int, hits: list[int], before: int, after: int) -> list[tuple[int, int]]:
+    """Merged windows [h - before, h + after) around sorted hits, clipped to the text."""
+    out: list[tuple[int, int]] = []
+    for h in hits:
+        a, b = max(h - before, 0), min(h + after, length)
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 # -- required literals (for `catp rules lint`) ------------------------------------------------------

@@ -51,7 +51,7 @@ class RuleRegistry:
             pos = [c.rule.id for c in rules if getattr(c.matcher, "ac_anchors", False)]
             self._anchor_indexes[key] = AnchorIndex({
                 c.rule.id: c.rule.anchors for c in rules
-                if getattr(c.matcher, "barriers", "") or c.rule.id in pos}, alternation=pos)
+                if getattr(c.matcher, "prefiltered", False) or c.rule.id in pos}, alternation=pos)
         return self._anchor_indexes[key]
 
     def get(self, rule_id: str) -> CompiledRule | None:
