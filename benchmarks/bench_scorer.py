@@ -302,7 +302,8 @@ def _with_backend(sdpa_kernel, be, F, q, k, v, mask):
 def torch_profile(scorer, ids, top: int = 22) -> str:
     """Kernel time of one pass, by kernel (torch.profiler)."""
     import torch
-    from torch.profiler import ProfilerActivity, profile as tprofile
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as tprofile
 
     scorer.token_nll(ids)
     torch.cuda.synchronize()
@@ -363,7 +364,9 @@ def main(argv=None) -> int:
 
     tiny_tok = Path(__file__).resolve().parents[1] / "tests"
     sys.path.insert(0, str(tiny_tok))
-    from tiny_qwen import build_tokenizer  # the token ids below are random; a tokenizer object is required
+    from tiny_qwen import (
+        build_tokenizer,  # the token ids below are random; a tokenizer object is required
+    )
 
     tok_dir = Path(os.environ.get("TMPDIR", "/tmp")) / "catp-bench-tok"
     if not (tok_dir / "tokenizer.json").exists():

@@ -22,8 +22,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from catp.errors import ModelError
-from catp.scoring._logprobs import (COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges,
-                                   plan_lanes, split_options)
+from catp.scoring._logprobs import (
+    COMMON_OPTIONS,
+    QUESTION_TEMPLATE,
+    SelfInformationScorer,
+    Window,
+    needed_ranges,
+    plan_lanes,
+    split_options,
+)
 from catp.scoring.model_source import DEFAULT_MODEL, load_tokenizer, prepare_model
 
 # With no GPU, `max_tokens` defaults to this many model tokens (about a minute on
