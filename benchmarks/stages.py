@@ -2,6 +2,7 @@
 
     python benchmarks/stages.py cuad 131072
     python benchmarks/stages.py zh 131072 --rules 10
+    python benchmarks/stages.py cuad 131072 --against 1048576   # which stages are not linear
 
 It replays `Pruner.prune` stage by stage with the same calls (token_starts, segment, annotate, cost,
 score, select, finish), timing each with process_time after a warm-up prune; then times every rule's
@@ -37,7 +38,12 @@ def main() -> int:
     ap.add_argument("tokens", type=int, nargs="?", default=131_072)
     ap.add_argument("--ratio", default="1/6")
     ap.add_argument("--rules", type=int, default=12, help="show the costliest N rules")
+    ap.add_argument("--against", type=int, metavar="TOKENS",
+                    help="instead: each stage at `tokens` and at TOKENS, interleaved in this process "
+                         "(min of 2), and their ratio: which stages are not linear")
     args = ap.parse_args()
+    if args.against:
+        return linearity(args.kind, args.tokens, args.against, args.ratio)
     from catp import annotate as annotate_mod
     from catp import pipeline
     from catp.detect import detect_domain, detect_langs
@@ -112,6 +118,50 @@ def main() -> int:
     print(f"costliest rules (of {len(per_rule)}):")
     for t, rid, kind, n in sorted(per_rule, reverse=True)[: args.rules]:
         print(f"  {rid:40s} {kind:10s} {t:7.3f}  {n:6d} spans")
+    return 0
+
+
+def linearity(kind: str, small: int, large: int, ratio: str) -> int:
+    """Each stage of Pruner.prune at two sizes, in one process (the machine's load hits both alike)."""
+    from catp import pipeline
+    from catp.annotate import annotate
+    from catp.detect import detect_langs
+    from catp.document import Document
+    from catp.segment import segment
+    from catp.select import select
+
+    pruner = pipeline.Pruner(domain=corpora.DOMAIN[kind])
+    texts = {n: corpora.build(kind, n) for n in (small, large)}
+    pruner.prune(texts[small], ratio=ratio)
+    times: dict[int, dict[str, list[float]]] = {n: {} for n in texts}
+
+    def timed(n, name, fn):
+        c = time.process_time()
+        out = fn()
+        times[n].setdefault(name, []).append(time.process_time() - c)
+        return out
+
+    for _ in range(2):
+        for n, text in texts.items():
+            lang, langs = detect_langs(text)
+            timed(n, "(reference) tokenizer pass", lambda: pruner.tokens._tok.encode(text, add_special_tokens=False))
+            starts = timed(n, "token_starts", lambda: pruner.tokens.token_starts(text))
+            doc = Document(text=text, lang=lang, domain=corpora.DOMAIN[kind])
+            timed(n, "segment", lambda: segment(doc))
+            timed(n, "annotate", lambda: annotate(doc, pruner.registry(doc.domain), starts, langs=langs))
+            timed(n, "_cost_units", lambda: pipeline._cost_units(doc, starts))
+            from catp.scoring.lexical import index_terms
+
+            timed(n, "index_terms (lexical term index)", lambda: index_terms(doc))
+            budget = int(pipeline.parse_ratio(ratio) * len(starts))
+            timed(n, "score", lambda: pruner._score(doc, None, budget))
+            timed(n, "select", lambda: select(doc, budget, pruner.gap_tokens))
+            pruner.clear_cache()
+            timed(n, "prune (whole)", lambda: pruner.prune(text, ratio=ratio))
+    print(f"{kind}: CPU seconds (min of 2) at {small} and {large} tokens; text {len(texts[large]) / len(texts[small]):.2f}x")
+    for name in times[small]:
+        a, b = min(times[small][name]), min(times[large][name])
+        print(f"  {name:36s} {a:7.3f} {b:8.3f}  {b / a:6.2f}x")
     return 0
 
 
