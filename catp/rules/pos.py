@@ -107,8 +107,106 @@ def _tag_segment(text: str, is_word: bool, cache: dict) -> list[tuple[str, str]]
     key = ("hmm", text)
     tagged = cache.get(key)
     if tagged is None:
-        tagged = cache[key] = [(p.word, p.flag) for p in dt._POSTokenizer__cut_detail(text)]
+        tagged = cache[key] = _cut_detail(text)
     return tagged
+
+
+MIN_FLOAT, MIN_INF = -3.14e100, float("-inf")  # jieba.posseg.viterbi's
+
+
+@lru_cache(maxsize=1)
+def _hmm_tables():
+    """jieba.posseg's HMM tables, plus each state's predecessors (None: use jieba's own code)."""
+    posseg = _jieba_posseg()
+    names = ("char_state_tab_P", "start_P", "trans_P", "emit_P", "re_han_detail", "re_skip_detail", "re_num",
+             "re_eng")
+    if not all(hasattr(posseg, n) for n in names):
+        return None
+    trans = posseg.trans_P
+    pred: dict = {}
+    for x, following in trans.items():
+        for y in following:
+            pred.setdefault(y, set()).add(x)
+    return posseg, {y: frozenset(xs) for y, xs in pred.items()}, frozenset(x for x, f in trans.items() if f)
+
+
+def _cut_detail(text: str) -> list[tuple[str, str]]:
+    """What jieba.posseg's POSTokenizer.__cut_detail yields for `text`, with a faster Viterbi."""
+    tables = _hmm_tables()
+    if tables is None:
+        return [(p.word, p.flag) for p in _jieba_posseg().dt._POSTokenizer__cut_detail(text)]
+    posseg = tables[0]
+    out: list[tuple[str, str]] = []
+    for blk in posseg.re_han_detail.split(text):
+        if posseg.re_han_detail.match(blk):
+            out.extend(_cut_hmm(blk, tables))
+            continue
+        for x in posseg.re_skip_detail.split(blk):
+            if x:
+                out.append((x, "m" if posseg.re_num.match(x) else "eng" if posseg.re_eng.match(x) else "x"))
+    return out
+
+
+def _cut_hmm(sentence: str, tables) -> list[tuple[str, str]]:
+    """POSTokenizer.__cut: words from the Viterbi path's B/M/E/S states."""
+    pos_list = _viterbi(sentence, tables)
+    out, begin, nexti = [], 0, 0
+    for i, char in enumerate(sentence):
+        state = pos_list[i][0]
+        if state == "B":
+            begin = i
+        elif state == "E":
+            out.append((sentence[begin : i + 1], pos_list[i][1]))
+            nexti = i + 1
+        elif state == "S":
+            out.append((char, pos_list[i][1]))
+            nexti = i + 1
+    if nexti < len(sentence):
+        out.append((sentence[nexti:], pos_list[nexti][1]))
+    return out
+
+
+def _viterbi(obs: str, tables) -> list:
+    """jieba.posseg.viterbi.viterbi, the same sums in the same order and the same tie-breaks, but a
+    state is only compared with the previous states that can lead to it (the others give -inf,
+    which never wins while one of them is finite: every path value is finite)."""
+    posseg, pred, has_next = tables
+    states, start_p, trans_p, emit_p = posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P
+    all_states = trans_p.keys()
+    empty: frozenset = frozenset()
+    values = {}
+    first = {}
+    for y in states.get(obs[0], all_states):
+        values[y] = start_p[y] + emit_p[y].get(obs[0], MIN_FLOAT)
+        first[y] = ""
+    paths = [first]
+    for t in range(1, len(obs)):
+        ch = obs[t]
+        prev = [x for x in paths[-1] if x in has_next]
+        prev_set = set(prev)
+        obs_states = [y for y in set(states.get(ch, all_states)) if not pred.get(y, empty).isdisjoint(prev_set)]
+        if not obs_states:
+            following = {y for x in prev for y in trans_p[x]}
+            obs_states = following if following else all_states
+        new_values, path = {}, {}
+        for y in obs_states:
+            emit = emit_p[y].get(ch, MIN_FLOAT)
+            before = pred.get(y, empty)
+            sources = [x for x in prev if x in before]
+            if sources:
+                prob, state = max((values[x] + trans_p[x][y] + emit, x) for x in sources)
+            else:
+                prob, state = max((values[x] + trans_p[x].get(y, MIN_INF) + emit, x) for x in prev)
+            new_values[y] = prob
+            path[y] = state
+        values = new_values
+        paths.append(path)
+    _, state = max((values[y], y) for y in paths[-1])
+    route = [None] * len(obs)
+    for i in range(len(obs) - 1, -1, -1):
+        route[i] = state
+        state = paths[i][state]
+    return route
 
 
 def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> Iterator[tuple[int, int]]:
