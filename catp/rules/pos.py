@@ -169,7 +169,8 @@ def _cut_hmm(sentence: str, tables) -> list[tuple[str, str]]:
 def _viterbi(obs: str, tables) -> list:
     """jieba.posseg.viterbi.viterbi, the same sums in the same order and the same tie-breaks, but a
     state is only compared with the previous states that can lead to it (the others give -inf,
-    which never wins while one of them is finite: every path value is finite)."""
+    which never wins while one of them is finite: every path value is finite). Orders of iteration
+    do not matter: each max() compares (value, state) tuples, as jieba's does."""
     posseg, pred, has_next = tables
     states, start_p, trans_p, emit_p = posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P
     all_states = trans_p.keys()
@@ -184,15 +185,14 @@ def _viterbi(obs: str, tables) -> list:
         ch = obs[t]
         prev = [x for x in paths[-1] if x in has_next]
         prev_set = set(prev)
-        obs_states = [y for y in set(states.get(ch, all_states)) if not pred.get(y, empty).isdisjoint(prev_set)]
+        obs_states = [y for y in states.get(ch, all_states) if not pred.get(y, empty).isdisjoint(prev_set)]
         if not obs_states:
             following = {y for x in prev for y in trans_p[x]}
             obs_states = following if following else all_states
         new_values, path = {}, {}
         for y in obs_states:
             emit = emit_p[y].get(ch, MIN_FLOAT)
-            before = pred.get(y, empty)
-            sources = [x for x in prev if x in before]
+            sources = pred.get(y, empty) & prev_set  # max() below does not depend on their order
             if sources:
                 prob, state = max((values[x] + trans_p[x][y] + emit, x) for x in sources)
             else:
