@@ -17,6 +17,7 @@ from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.loader import resolve
 from catp.rules.registry import RuleRegistry
+from catp.rules.schema import SelectionPolicy, merged_policy
 from catp.scoring.base import Scorer
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
@@ -66,6 +67,10 @@ class Pruner:
             self._registries[domain] = RuleRegistry(resolve(domain, self.extra_rules),
                                                     cue_window_tokens=self.cue_window_tokens)
         return self._registries[domain]
+
+    def policy(self, domain: str, lang: str) -> SelectionPolicy:
+        """The selection policy the rule sets give for this domain and language."""
+        return merged_policy([item.ruleset for item in self.registry(domain).loaded], lang)
 
     def prune_bytes(self, data: bytes, *, encoding: str | None = None, **kwargs) -> PruneResult:
         text, used = decode_bytes(data, encoding=encoding)
@@ -153,10 +158,11 @@ class Pruner:
             doc.scores.update(LexicalScorer().score(doc, missing))
 
     def _select(self, doc: Document, budget: int, question: str | None) -> list[bool]:
+        policy = self.policy(doc.domain, doc.lang)
         if question:
-            selection = _question_first(doc, budget, self.gap_tokens, self.question_share)
+            selection = _question_first(doc, budget, self.gap_tokens, self.question_share, policy)
         else:
-            selection = select(doc, budget, self.gap_tokens)
+            selection = select(doc, budget, self.gap_tokens, policy)
         kept = selection.kept
         while True:  # the estimate is per unit; the exact count decides
             spans = kept_spans(doc, kept)
@@ -223,7 +229,8 @@ def _paragraphs(doc: Document) -> list[list[int]]:
     return out
 
 
-def _question_first(doc: Document, budget: int, gap_tokens: int, share: float) -> Selection:
+def _question_first(doc: Document, budget: int, gap_tokens: int, share: float,
+                    policy: SelectionPolicy) -> Selection:
     """With a question: the most question-relevant units take up to `share` of the budget first."""
     selection = Selection([False] * len(doc.units))
     n = len(doc.units)
@@ -238,7 +245,7 @@ def _question_first(doc: Document, budget: int, gap_tokens: int, share: float) -
         with_context.extend(j for j in (i, i + 1, i - 1) if 0 <= j < n)
     with_context = [j for j in with_context if not doc.unit_deleted[j]]
     fill(doc, with_context, int(budget * share), gap_tokens, selection)
-    fill_by_value(doc, budget, gap_tokens, selection)
+    fill_by_value(doc, budget, gap_tokens, selection, policy)
     return selection
 
 
