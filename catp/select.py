@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 
 from catp.document import Document
@@ -81,8 +82,9 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     def density(i: int) -> float:
         score = doc.scores.get(i, 0.0)
         if terms and terms[i] and score > 0:
-            total = sum(weight[t] for t in terms[i])
-            fresh = sum(weight[t] for t in terms[i] if t not in covered)
+            # fsum is exact: a set's order (str hashing is seeded per process) cannot tip a tie
+            total = math.fsum(weight[t] for t in terms[i])
+            fresh = math.fsum(weight[t] for t in terms[i] if t not in covered)
             score *= fresh / total
         value = doc.unit_value[i] + info_weight * score + doc.unit_boost[i] / 100.0
         return value * lead[i] / (max(doc.units[i].tokens, 1) + gap_tokens)
