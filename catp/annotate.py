@@ -10,7 +10,7 @@ from catp.rules.registry import RuleRegistry
 
 
 def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
-             langs: set[str], regex_timeout: float = 2.0) -> Document:
+             langs: set[str], regex_timeout: float = 2.0, whole_span_chars: int = 0) -> Document:
     ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout)
     spans: list[Span] = []
     for compiled in registry.for_langs(langs):
@@ -25,7 +25,7 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
     spans.sort(key=lambda s: (s.start, s.end, s.rule_id))
     doc.spans = spans
     _split_at_deletions(doc)
-    _unit_priorities(doc)
+    _unit_priorities(doc, whole_span_chars)
     return doc
 
 
@@ -56,7 +56,10 @@ def fact_weight(priority: int) -> float:
     return 2.0 ** ((priority - 60) / 10)
 
 
-def _unit_priorities(doc: Document) -> None:
+def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
+    """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
+    A protected span's fact weight is shared among its units by overlap; a span kept whole
+    counts one fact per `whole_span_chars` characters when that is set (long clauses are worth more)."""
     n = len(doc.units)
     starts = [u.start for u in doc.units]
     priority = [0] * n
@@ -87,7 +90,10 @@ def _unit_priorities(doc: Document) -> None:
                     group[i] = group[first_hit] if group[first_hit] != -1 else first_hit
                 priority[i] = max(priority[i], span.priority)
                 overlap = min(unit.end, span.end) - max(unit.start, span.start)
-                value[i] += fact_weight(span.priority) * overlap / (span.end - span.start)
+                per = span.end - span.start
+                if span.whole and whole_span_chars:
+                    per = min(per, whole_span_chars)
+                value[i] += fact_weight(span.priority) * overlap / per
             else:
                 boost[i] = max(boost[i], span.priority)
     for i in range(n):

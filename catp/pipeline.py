@@ -122,7 +122,8 @@ class Pruner:
             doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
             token_starts = self.tokens.token_starts(text)
             segment(doc)
-            annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout)
+            annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout,
+                     whole_span_chars=self.policy(domain, lang).whole_span_chars)
             _cost_units(doc, token_starts)
             index_terms(doc)
             cached = (text, doc, len(token_starts))
