@@ -4,6 +4,9 @@ performance change is behaviour-preserving: run before and after, then `diff` (o
     python benchmarks/outputs.py --out /tmp/before.jsonl
     python benchmarks/outputs.py --out /tmp/after.jsonl
     python benchmarks/outputs.py --compare /tmp/before.jsonl /tmp/after.jsonl
+
+It runs with PYTHONHASHSEED=0 (it restarts itself so): pruning results can depend on str hashing
+(ties in the selection), so two runs are only comparable under the same seed.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -43,6 +47,9 @@ def documents(limit: int | None):
 
 
 def main() -> int:
+    if os.environ.get("PYTHONHASHSEED") != "0":  # selection sums float weights over sets of terms, whose
+        # order follows str hashing: ties can break differently from one process to the next
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--limit", type=int, default=None, help="documents per evals set")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import attrgetter
 
 from catp.document import Action, Document, Span, Unit
 from catp.rules.context import MatchContext
@@ -11,7 +12,7 @@ from catp.rules.registry import RuleRegistry
 
 def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
              langs: set[str], regex_timeout: float = 2.0, whole_span_chars: int = 0) -> Document:
-    ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout)
+    ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout, anchor_index=registry.anchor_index(langs))
     spans: list[Span] = []
     for compiled in registry.for_langs(langs):
         found: list[Span] = []
@@ -22,7 +23,7 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
                                 f"{regex_timeout:g}s regex timeout on this document and was skipped")
             continue
         spans.extend(found)
-    spans.sort(key=lambda s: (s.start, s.end, s.rule_id))
+    spans.sort(key=attrgetter("start", "end", "rule_id"))
     doc.spans = spans
     _split_at_deletions(doc)
     _unit_priorities(doc, whole_span_chars)
@@ -62,40 +63,45 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
     counts one fact per `whole_span_chars` characters when that is set (long clauses are worth more)."""
     n = len(doc.units)
     starts = [u.start for u in doc.units]
+    ends = [u.end for u in doc.units]
     priority = [0] * n
     rules: list[list[str]] = [[] for _ in range(n)]
     deleted = [False] * n
     boost = [0] * n
     value = [0.0] * n
     group = [-1] * n
+    DELETE, PROTECT = Action.DELETE, Action.PROTECT
     for span in doc.spans:
-        first = max(bisect_right(starts, span.start) - 1, 0)
+        s_start, s_end, action, rule_id, prio = span.start, span.end, span.action, span.rule_id, span.priority
+        weight = fact_weight(prio) if action is PROTECT else 0.0
+        per = s_end - s_start  # the span's weight is shared by overlap ...
+        if span.whole and whole_span_chars:
+            per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters
+        first = max(bisect_right(starts, s_start) - 1, 0)
         first_hit = None
         for i in range(first, n):
-            unit = doc.units[i]
-            if unit.start >= span.end:
+            u_start, u_end = starts[i], ends[i]
+            if u_start >= s_end:
                 break
-            if unit.end <= span.start:
+            if u_end <= s_start:
                 continue
             if first_hit is None:
                 first_hit = i
-            if span.action is Action.DELETE:
-                if span.start <= unit.start and unit.end <= span.end:
+            if action is DELETE:
+                if s_start <= u_start and u_end <= s_end:
                     deleted[i] = True
                 continue
-            if span.rule_id not in rules[i]:
-                rules[i].append(span.rule_id)
-            if span.action is Action.PROTECT:
+            if rule_id not in rules[i]:
+                rules[i].append(rule_id)
+            if action is PROTECT:
                 if span.whole:  # join the group of the span's first unit
                     group[i] = group[first_hit] if group[first_hit] != -1 else first_hit
-                priority[i] = max(priority[i], span.priority)
-                overlap = min(unit.end, span.end) - max(unit.start, span.start)
-                per = span.end - span.start
-                if span.whole and whole_span_chars:
-                    per = min(per, whole_span_chars)
-                value[i] += fact_weight(span.priority) * overlap / per
-            else:
-                boost[i] = max(boost[i], span.priority)
+                if prio > priority[i]:
+                    priority[i] = prio
+                overlap = min(u_end, s_end) - max(u_start, s_start)
+                value[i] += weight * overlap / per
+            elif prio > boost[i]:
+                boost[i] = prio
     for i in range(n):
         if deleted[i]:
             priority[i] = 0

@@ -79,12 +79,16 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
         if k and terms:
             covered |= terms[i]
 
+    totals: dict[int, float] = {}  # a unit's total term weight does not change: summed once
+
     def density(i: int) -> float:
         score = doc.scores.get(i, 0.0)
         if terms and terms[i] and score > 0:
             # fsum is exact: a set's order (str hashing is seeded per process) cannot tip a tie
-            total = math.fsum(weight[t] for t in terms[i])
-            fresh = math.fsum(weight[t] for t in terms[i] if t not in covered)
+            total = totals.get(i)
+            if total is None:
+                total = totals[i] = math.fsum([weight[t] for t in terms[i]])
+            fresh = math.fsum([weight[t] for t in terms[i] if t not in covered]) if covered else total
             score *= fresh / total
         value = doc.unit_value[i] + info_weight * score + doc.unit_boost[i] / 100.0
         return value * lead[i] / (max(doc.units[i].tokens, 1) + gap_tokens)

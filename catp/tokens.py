@@ -32,11 +32,20 @@ class TokenCounter:
         self._tok = tokenizer
         self.name = name
         self._chunk_safe: bool | None = None
+        self._last_count: tuple[str, int] = ("", 0)
 
     def count(self, text: str) -> int:
+        """Tokens in `text`. The last long text counted is remembered: the pruner counts its output
+        when it checks the budget and again for the result's stats (same text, one encode)."""
         if not text:
             return 0
-        return len(self._tok.encode(text, add_special_tokens=False).ids)
+        last_text, last_n = self._last_count
+        if text is last_text or (len(text) == len(last_text) and text == last_text):
+            return last_n
+        n = len(self._tok.encode(text, add_special_tokens=False).ids)
+        if len(text) >= 10_000:
+            self._last_count = (text, n)
+        return n
 
     def token_starts(self, text: str, chunk_chars: int = 50_000) -> list[int]:
         """Character offset where each token starts, exactly as one encode of the whole text gives.

@@ -25,13 +25,14 @@ class ExampleFailure:
         return f"{self.path}:{self.line} (rule {self.rule_id!r}): example {want}: {self.text!r}"
 
 
-def rule_matches(compiled, text: str, tokens: TokenCounter) -> bool:
-    """Does this one rule yield a span on `text` (segmented as a document of its own)?"""
+def rule_matches(compiled, text: str, tokens: TokenCounter, *, prefilter: str = "always") -> bool:
+    """Does this one rule yield a span on `text` (segmented as a document of its own)? By default
+    through the anchor prefilter wherever the rule has one, as on long documents."""
     from catp.detect import detect_langs
 
     doc = Document(text=text, lang=detect_langs(text)[0])
     segment(doc)
-    ctx = MatchContext(doc, tokens.token_starts(text))
+    ctx = MatchContext(doc, tokens.token_starts(text), prefilter=prefilter)
     return any(True for _ in compiled.matcher.spans(ctx))
 
 
@@ -57,4 +58,35 @@ def lint(loaded: list[LoadedRuleSet]) -> list[str]:
                 problems.append(f"{where}: no `examples.match`; add texts it must match")
             if rule.action == "delete" and rule.priority > 60:
                 problems.append(f"{where}: a delete rule with priority {rule.priority}; priority means nothing for deletions")
+            problems.extend(f"{where}: {p}" for p in anchor_problems(rule))
     return problems
+
+
+def anchor_problems(rule) -> list[str]:
+    """A rule's `anchors`: every must-match example holds one, and (regex rules) the pattern
+    guarantees one in every match, or the prefilter is not used."""
+    anchors = getattr(rule, "anchors", None)
+    if not anchors:
+        return []
+    from catp.rules.prefilter import anchors_cover, barriers, fold_anchor, window_widths
+
+    out = []
+    folded = [fold_anchor(a) for a in anchors]
+    for text in rule.examples.match:
+        if not any(a in fold_anchor(text) for a in folded):
+            out.append(f"the example {text!r} holds none of the anchors")
+    if rule.kind == "regex":
+        from catp.rules.matchers import compile_regex
+
+        flags = compile_regex(rule.pattern, rule.flags, where={}).flags
+        covered = anchors_cover(rule.pattern, flags, anchors)
+        if covered is None:
+            out.append("cannot check the anchors against the pattern (syntax the check does not read); "
+                       "they are not used")
+        elif not covered:
+            out.append("some matches of the pattern may hold none of the anchors; they are not used "
+                       "(give a literal of every alternative)")
+        elif not barriers(rule.pattern, flags) and not window_widths(rule.pattern, flags):
+            out.append("the anchors are not used: the pattern may match across every line and sentence "
+                       "end and has no bound on its length, may match the empty string, or uses $ or \\Z")
+    return out

@@ -15,6 +15,12 @@ class MatchContext:
     regex_timeout: float = 2.0
     warnings: list[str] = field(default_factory=list)
     pos_cache: dict = field(default_factory=dict)  # text block -> tagger output, for this document
+    # Anchor prefilter (catp/rules/prefilter.py): "auto" scans around anchors when that is cheaper,
+    # "always" whenever the rule allows it (rule examples), "never" scans every rule over the whole text.
+    prefilter: str = "auto"
+    anchor_index: object | None = None  # a prefilter.AnchorIndex over the rules that will run
+    _anchor_hits: dict | None = None
+    _barrier_positions: dict = field(default_factory=dict)
     _lowered: str | None = None
     _clause_ends: list[int] | None = None
     _sentence_ends: list[int] | None = None
@@ -33,6 +39,35 @@ class MatchContext:
             self._lowered = low if len(low) == len(self.doc.text) else "".join(
                 c if len(c.lower()) != 1 else c.lower() for c in self.doc.text)
         return self._lowered
+
+    def anchor_hits(self, matcher) -> list[int]:
+        """Sorted start offsets of the matcher's anchors in the text (case-folded)."""
+        rule_id = matcher.rule.id
+        index = self.anchor_index
+        if index is None or rule_id not in index.rules:
+            return matcher.own_anchor_index().hits(self.lowered).get(rule_id, [])
+        if self._anchor_hits is None:
+            self._anchor_hits = index.hits(self.lowered)
+        return self._anchor_hits.get(rule_id, [])
+
+    def barrier_positions(self, chars: str) -> list[int]:
+        """Offsets of the characters in `chars`, in order."""
+        found = self._barrier_positions.get(chars)
+        if found is None:
+            each = [self._char_positions(c) for c in chars]
+            found = self._barrier_positions[chars] = sorted(p for ps in each for p in ps) if len(each) > 1 else each[0]
+        return found
+
+    def _char_positions(self, char: str) -> list[int]:
+        key = ("char", char)
+        found = self._barrier_positions.get(key)
+        if found is None:
+            text, found, i = self.text, [], self.text.find(char)
+            while i != -1:
+                found.append(i)
+                i = text.find(char, i + 1)
+            self._barrier_positions[key] = found
+        return found
 
     def clause_end(self, offset: int) -> int:
         if self._clause_ends is None:

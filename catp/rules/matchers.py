@@ -10,6 +10,7 @@ import regex
 from catp.document import Action, Span, UnitKind
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
+from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches, window_widths, windows
 from catp.rules.schema import CueWindowRule, HeadingRule, PhraseRule, PosRule, RegexRule
 
 MATCHERS: dict[str, type[Matcher]] = {}
@@ -83,12 +84,88 @@ class RegexMatcher(Matcher):
                 raise RuleError(f"unknown validator {rule.validate_with!r}; known: {', '.join(VALIDATORS)}", **where)
             self.validate = VALIDATORS[rule.validate_with]
 
+        # Anchor prefilter: the characters no match can hold ('' = always scan the whole text). Only
+        # anchors that provably cover every match are used, so results never depend on them.
+        # Or, when matches have a bounded length, (W, L): the longest match and lookahead.
+        self.barriers, self.widths = "", None
+        if rule.anchors and anchors_cover(rule.pattern, self.pattern.flags, rule.anchors):
+            self.barriers = barriers(rule.pattern, self.pattern.flags)
+            self.widths = window_widths(rule.pattern, self.pattern.flags)
+        self.prefiltered = bool(self.barriers or self.widths)
+        self._own_index = None
+
+    def own_anchor_index(self):
+        """An anchor index of this rule alone (when the context has none covering it)."""
+        if self._own_index is None:
+            self._own_index = AnchorIndex({self.rule.id: self.rule.anchors})
+        return self._own_index
+
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
-        group = self.rule.group
-        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
+        group, text = self.rule.group, ctx.text
+        for m in self._matches(ctx):
             start, end = m.span(group)
-            if end > start and (self.validate is None or self.validate(ctx.text[start:end])):
+            if end > start and (self.validate is None or self.validate(text[start:end])):
                 yield self.expanded(ctx, start, end)
+
+    def _matches(self, ctx: MatchContext):
+        """The pattern's matches over the whole text: one scan, or (the same matches) scans of the
+        barrier-free stretches, or of the windows, that hold an anchor (catp/rules/prefilter.py).
+        ctx.prefilter "stretches" or "windows" forces one way, for tests."""
+        text, mode = ctx.text, ctx.prefilter
+        if self.prefiltered and mode != "never":
+            hits = ctx.anchor_hits(self)
+            best = None
+            if self.barriers and mode in ("auto", "always", "stretches"):
+                best = ("stretches", stretches(text, ctx.barrier_positions(self.barriers), hits))
+            if self.widths and mode in ("auto", "always", "windows"):
+                width = self.widths[0]
+                found = ("windows", windows(len(text), hits, width - 1, width))
+                if best is None or _cost(found[1]) < _cost(best[1]):
+                    best = found
+            if best is not None and (mode != "auto" or _cost(best[1]) < 0.7 * len(text)):
+                if best[0] == "windows":
+                    return self._scan_windows(text, best[1], sum(self.widths), ctx.regex_timeout)
+                return self._scan_regions(text, best[1], ctx.regex_timeout)
+        return self.pattern.finditer(text, timeout=ctx.regex_timeout, concurrent=True)
+
+    def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float):
+        """All regions share the rule's timeout (CPU seconds, as `regex` counts them)."""
+        import time
+
+        finditer, left = self.pattern.finditer, timeout
+        for a, b in regions:
+            started = time.process_time()
+            found = list(finditer(text, a, b, timeout=left, concurrent=True))
+            left -= time.process_time() - started
+            yield from found
+            if left <= 0:
+                raise TimeoutError("regex timed out")
+
+    def _scan_windows(self, text: str, spans: list[tuple[int, int]], reach: int, timeout: float):
+        """Each window from the end of the last match; endpos `reach` past it; only the matches
+        that start inside it (see catp/rules/prefilter.py)."""
+        import time
+
+        finditer, left, cursor, n = self.pattern.finditer, timeout, 0, len(text)
+        for a, b in spans:
+            if cursor >= b:
+                continue
+            started = time.process_time()
+            found = []
+            for m in finditer(text, max(a, cursor), min(b + reach, n), timeout=left, concurrent=True):
+                if m.start() >= b:
+                    break
+                found.append(m)
+                cursor = m.end()
+            left -= time.process_time() - started
+            yield from found
+            if left <= 0:
+                raise TimeoutError("regex timed out")
+
+
+def _cost(regions: list[tuple[int, int]]) -> int:
+    """What scanning these regions costs, in characters of one scan (a call costs ~ 50)."""
+    return sum(b - a for a, b in regions) + 50 * len(regions)
 
 
 @register_matcher("heading")
@@ -176,6 +253,14 @@ class PosMatcher(Matcher):
         super().__init__(rule, where)
         anchors = sorted(set(rule.anchors), key=len, reverse=True)
         self.anchor = regex.compile("|".join(regex.escape(a) for a in anchors), regex.IGNORECASE)
+        # The anchor scan goes through the shared Aho-Corasick pass (same starts as self.anchor's).
+        self.ac_anchors = all(rule.anchors)
+        self._own_index = None
+
+    def own_anchor_index(self):
+        if self._own_index is None:
+            self._own_index = AnchorIndex({self.rule.id: self.rule.anchors}, alternation=[self.rule.id])
+        return self._own_index
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         from catp.rules import pos
@@ -186,13 +271,18 @@ class PosMatcher(Matcher):
                     b = max(b, min(ctx.clause_end(a), end))
                 yield self.span(a, b)
 
+    def _anchor_starts(self, ctx: MatchContext):
+        if self.ac_anchors and ctx.prefilter != "never":
+            return ctx.anchor_hits(self)
+        return (m.start() for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True))
+
     def _anchored_sentences(self, ctx: MatchContext) -> Iterator[tuple[int, int]]:
         last = -1
-        for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
-            if m.start() < last:
+        for at in self._anchor_starts(ctx):
+            if at < last:
                 continue
-            start = ctx.sentence_start(m.start())
-            end = ctx.sentence_end(m.start())
+            start = ctx.sentence_start(at)
+            end = ctx.sentence_end(at)
             last = end
             yield start, end
 

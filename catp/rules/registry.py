@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from catp.errors import CatpError
 from catp.rules.loader import LoadedRuleSet, check_unique_ids
 from catp.rules.matchers import Matcher, build_matcher
+from catp.rules.prefilter import AnchorIndex
 
 
 @dataclass
@@ -29,6 +30,7 @@ class RuleRegistry:
             raise CatpError(f"the cue window must be 1 to 4096 tokens, got {cue_window_tokens}")
         self.loaded = loaded
         self.rules: list[CompiledRule] = []
+        self._anchor_indexes: dict[frozenset, AnchorIndex] = {}
         for item in loaded:
             for rule in item.ruleset.rules:
                 if cue_window_tokens is not None and rule.kind == "cue_window" and rule.category == "cue":
@@ -39,6 +41,18 @@ class RuleRegistry:
 
     def for_langs(self, langs: set[str]) -> list[CompiledRule]:
         return [c for c in self.rules if langs & set(c.rule.lang)]
+
+    def anchor_index(self, langs: set[str]) -> AnchorIndex:
+        """One Aho-Corasick automaton over the anchors of every prefiltered regex rule and every pos
+        rule for these languages."""
+        key = frozenset(langs)
+        if key not in self._anchor_indexes:
+            rules = self.for_langs(langs)
+            pos = [c.rule.id for c in rules if getattr(c.matcher, "ac_anchors", False)]
+            self._anchor_indexes[key] = AnchorIndex({
+                c.rule.id: c.rule.anchors for c in rules
+                if getattr(c.matcher, "prefiltered", False) or c.rule.id in pos}, alternation=pos)
+        return self._anchor_indexes[key]
 
     def get(self, rule_id: str) -> CompiledRule | None:
         return next((c for c in self.rules if c.rule.id == rule_id), None)

@@ -43,6 +43,17 @@ class RegexRule(RuleBase):
     flags: list[Flag] = Field(default_factory=list)
     group: int | str = 0
     validate_with: str | None = Field(None, description="a validator from catp.rules.validators, e.g. cn_numeral")
+    anchors: list[str] = Field(
+        default_factory=list,
+        description="literals of which every match holds one (compared case-insensitively); the pattern then "
+                    "runs only around them, with the same matches. `catp rules lint` checks them.")
+
+    @field_validator("anchors")
+    @classmethod
+    def _no_blank_anchors(cls, anchors: list[str]) -> list[str]:
+        if any(not a for a in anchors):
+            raise ValueError("anchors must not be empty strings")
+        return anchors
 
 
 class PhraseRule(RuleBase):

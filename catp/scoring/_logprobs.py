@@ -86,6 +86,42 @@ def plan_windows(n: int, needed: Sequence[tuple[int, int]], window: int, overlap
     return out
 
 
+def plan_lanes(windows: Sequence[Window], context: int, lanes: int, max_len: int | None = None) -> list[list[Window]]:
+    """Cut a window plan into lanes: runs of windows that each continue the one before.
+
+    Window w continues p when it scores from where p ends and starts `context` tokens
+    before that (w.score_from == p.end == w.start + context): a backend that keeps p's
+    keys/values for those `context` tokens need only feed w's `len - context` new tokens.
+    Chains of such windows are split into about `lanes` pieces of near-equal length
+    (balanced, so pieces of one chain run in lock-step); a piece's first window is fed
+    whole (its warm-up). A piece spans at most `max_len` tokens (positions stay in range).
+    Every window of the plan is in exactly one piece, in order.
+    """
+    chains: list[list[Window]] = []
+    for w in windows:
+        p = chains[-1][-1] if chains else None
+        if p is not None and w.score_from == p.end == w.start + context and w.end > p.end:
+            chains[-1].append(w)
+        else:
+            chains.append([w])
+    multi = sum(len(c) for c in chains if len(c) > 1)
+    per = max(1, -(-multi // max(1, lanes)))
+    if max_len is not None and windows:
+        length = windows[0].end - windows[0].start
+        step = length - context
+        per = min(per, max(1, 1 + (max_len - length) // step if step > 0 else 1))
+    pieces: list[list[Window]] = []
+    for c in chains:
+        k = -(-len(c) // per)
+        size, extra = divmod(len(c), k)
+        i = 0
+        for j in range(k):
+            n = size + (1 if j < extra else 0)
+            pieces.append(c[i:i + n])
+            i += n
+    return pieces
+
+
 def _next_needed(needed: Sequence[tuple[int, int]], starts: list[int], p: int) -> int | None:
     """Smallest needed position >= p, or None."""
     i = bisect.bisect_right(starts, p) - 1
@@ -212,6 +248,10 @@ class SelfInformationScorer:
         """The windows that score `needed` token ranges of an n-token sequence."""
         return plan_windows(n, needed, min(self.window, self.max_len), self.overlap)
 
+    def fed_tokens(self, windows: Sequence[Window]) -> int:
+        """Tokens the model is fed to run `windows` (a backend that reuses context feeds fewer)."""
+        return sum(w.end - w.start for w in windows)
+
     def token_nll(self, ids: Sequence[int]) -> list[float]:
         """Surprisal (nats) of every token of `ids` (the first is nan), windowed as configured."""
         needed = [(1, len(ids))]
@@ -305,7 +345,7 @@ class SelfInformationScorer:
                 fed += w.end - w.start
             windows = keep
         stats.windows = len(windows)
-        stats.tokens_fed = sum(w.end - w.start for w in windows)
+        stats.tokens_fed = self.fed_tokens(windows)
         nll = self._nll_windows(ids, windows, needed) if windows else [math.nan] * len(ids)
         out: dict[int, float] = {}
         for c in todo:

@@ -7,6 +7,12 @@ windows are batched. Only the scored positions go through the output layer, in
 row chunks, and only the target token's log-prob is kept (gathered logit minus
 logsumexp): no full-vocabulary float32 softmax over the sequence, so memory is
 bounded by the batch and the chunk, not by the document (128K+ tokens is fine).
+
+Engines (`engine=`): `hf` runs transformers' forward on each window; `fused` runs
+the scorer's own decoder (`catp.scoring._fastlm`: fused projections) on each
+window; `lanes` (the default on CUDA for Qwen2/Llama models) also keeps the
+keys/values of the last `overlap` tokens of a window, so that the next window of
+its lane feeds only its new tokens (see `plan_lanes` and docs/scorer.md).
 """
 
 from __future__ import annotations
@@ -16,13 +22,29 @@ from collections.abc import Sequence
 from typing import Any
 
 from catp.errors import ModelError
-from catp.scoring._logprobs import COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges, split_options
+from catp.scoring._logprobs import (
+    COMMON_OPTIONS,
+    QUESTION_TEMPLATE,
+    SelfInformationScorer,
+    Window,
+    needed_ranges,
+    plan_lanes,
+    split_options,
+)
 from catp.scoring.model_source import DEFAULT_MODEL, load_tokenizer, prepare_model
 
 # With no GPU, `max_tokens` defaults to this many model tokens (about a minute on
 # 2 cores for Qwen1.5-0.5B; see docs/benchmarks.md). Units beyond get a fallback.
 CPU_MAX_TOKENS = 2048
 GPU_BATCH_TOKENS = 65536
+WINDOW = 4096
+# engine="lanes": default window and context (each chunk of window - context new tokens
+# attends to the lane's previous context tokens), and lanes side by side (at most
+# batch_tokens // window); measured on an H200 in docs/benchmarks.md, "LM scorer"
+LANES_WINDOW = 2048
+LANES_CONTEXT = 1024
+LANES = 8
+ENGINES = ("auto", "hf", "fused", "lanes")
 CPU_BATCH_TOKENS = 4096
 # bytes one chunk of the output layer may use (logits plus float32 temporaries)
 HEAD_CHUNK_BYTES = 1 << 30
@@ -72,13 +94,14 @@ class LMScorer(SelfInformationScorer):
     """
 
     name = "lm"
-    OPTIONS = ("model", "sha256", "device", "dtype", "allow_download", "compile", *COMMON_OPTIONS)
+    OPTIONS = ("model", "sha256", "device", "dtype", "allow_download", "compile", "engine", "lanes", *COMMON_OPTIONS)
 
     def __init__(self, model: Any = DEFAULT_MODEL, *, tokenizer: Any = None, sha256: str | None = None,
                  device: str | None = None, dtype: str | None = None, allow_download: bool | None = None,
-                 compile: bool | str = "auto", window: int = 4096, overlap: int | None = None,
-                 stride: int | None = None, aggregate: str = "mean", max_tokens: int | None = None,
-                 batch_tokens: int | None = None, question_template: str = QUESTION_TEMPLATE) -> None:
+                 compile: bool | str = "auto", engine: str = "auto", lanes: int | str | None = None,
+                 window: int | None = None, overlap: int | None = None, stride: int | None = None,
+                 aggregate: str = "mean", max_tokens: int | None = None, batch_tokens: int | None = None,
+                 question_template: str = QUESTION_TEMPLATE) -> None:
         torch, transformers = _import_torch()
         self.device = pick_device(device)
         on_gpu = self.device.type == "cuda"
@@ -90,10 +113,10 @@ class LMScorer(SelfInformationScorer):
             raise ModelError(f"unknown scorer dtype {dtype!r}: use bfloat16, float16 or float32")
         if max_tokens is None and not on_gpu:
             max_tokens = CPU_MAX_TOKENS
-        super().__init__(window=window, overlap=overlap, stride=stride, aggregate=aggregate,
-                         max_tokens=max_tokens,
-                         batch_tokens=batch_tokens or (GPU_BATCH_TOKENS if on_gpu else CPU_BATCH_TOKENS),
-                         question_template=question_template)
+        opts = dict(overlap=overlap, stride=stride, aggregate=aggregate, max_tokens=max_tokens,
+                    batch_tokens=batch_tokens or (GPU_BATCH_TOKENS if on_gpu else CPU_BATCH_TOKENS),
+                    question_template=question_template)
+        super().__init__(window=WINDOW if window is None else window, **opts)  # bad options fail before loading
 
         if isinstance(model, torch.nn.Module):  # already loaded (benchmarks, tests)
             if tokenizer is None:
@@ -118,10 +141,25 @@ class LMScorer(SelfInformationScorer):
             raise ModelError(f"scorer model {self.model_source} has no output layer (not a causal LM)")
         vocab = self._head.weight.shape[0]
         compile = _compile_mode(compile)
+        self.engine = self._pick_engine(engine)
+        self.lanes = _lanes_option(lanes)
+        if self.engine == "lanes" and window is None:  # lanes default to short windows: see docs/scorer.md
+            if overlap is None and stride is None:
+                opts["overlap"] = LANES_CONTEXT
+            super().__init__(window=LANES_WINDOW, **opts)
+        self._decoder = None
+        if self.engine in ("fused", "lanes"):
+            from catp.scoring._fastlm import FusedDecoder
+
+            self._decoder = FusedDecoder(self.model, compile=compile is True and on_gpu)
         self._lse = _lse_minus_target
         bytes_per_row = vocab * (2 + 4 + 4 + 4)  # logits, float32 copy, exp temporaries
-        if compile and on_gpu:
-            self._compile(torch, compile)
+        if on_gpu:
+            self._lse = _triton_lse(torch, self.device) or _lse_minus_target
+            if compile and self._lse is _lse_minus_target:
+                self._compile_lse(torch)
+            if compile is True and self.engine == "hf":
+                self._compile_layers()
             if self._lse is not _lse_minus_target:
                 bytes_per_row = vocab * self._head.weight.element_size()
         self._chunk_rows = max(16, HEAD_CHUNK_BYTES // bytes_per_row)
@@ -152,18 +190,52 @@ class LMScorer(SelfInformationScorer):
                 hf_logging.enable_progress_bar()
         return model.to(self.device)
 
-    def _compile(self, torch, mode: bool | str) -> None:
-        """On CUDA: fuse the logsumexp (always cheap to compile); `compile=True` also the layers."""
+    def _pick_engine(self, engine: str) -> str:
+        """`auto`: lanes on CUDA when the model is one `_fastlm` runs, else transformers (`hf`)."""
+        from catp.scoring._fastlm import unsupported_reason
+
+        value = str(engine or "auto").strip().lower()
+        if value not in ENGINES:
+            raise ModelError(f"scorer engine must be one of {', '.join(ENGINES)}; got {engine!r}")
+        reason = unsupported_reason(self.model)
+        if value == "auto":
+            return "lanes" if self.device.type == "cuda" and reason is None else "hf"
+        if value != "hf" and reason is not None:
+            raise ModelError(f"scorer engine {value} cannot run {self.model_source}: {reason}")
+        return value
+
+    def _compile_lse(self, torch) -> None:
+        """Fuse the logsumexp with torch.compile (when the Triton kernel is not there)."""
         try:
             self._lse = torch.compile(_lse_minus_target, dynamic=True)
-            if mode is True:
-                for layer in getattr(self._base, "layers", []):
-                    layer.compile()
         except Exception:  # no triton / no compiler: eager still gives the same numbers
             self._lse = _lse_minus_target
 
+    def _compile_layers(self) -> None:
+        try:
+            for layer in getattr(self._base, "layers", []):
+                layer.compile()
+        except Exception:
+            pass
+
+    def fed_tokens(self, windows: Sequence[Window]) -> int:
+        """Tokens the decoder is fed: with lanes, a window that continues its lane feeds only
+        its new tokens."""
+        if self.engine != "lanes":
+            return super().fed_tokens(windows)
+        return sum(p[0].end - p[0].start + sum(w.end - prev.end for prev, w in zip(p, p[1:]))
+                   for p in self._lane_pieces(windows))
+
+    def _lane_pieces(self, windows: Sequence[Window]) -> list[list[Window]]:
+        if self.engine != "lanes" or not windows:
+            return [[w] for w in windows]
+        length = windows[0].end - windows[0].start
+        return plan_lanes(windows, max(self.overlap, 1), self.lanes_cap(length), self.max_len)
+
     # --- backend hooks -------------------------------------------------------------
     def _nll_windows(self, ids, windows: Sequence[Window], needed) -> list[float]:
+        if self._decoder is not None and windows:
+            return self._nll_lanes(ids, windows, needed)
         torch = _import_torch()[0]
         n = len(ids)
         if not windows:
@@ -187,6 +259,70 @@ class LMScorer(SelfInformationScorer):
             pos = torch.cat(pos_parts).to(dev)
             out[pos] = self._forward_nll(rows, torch.cat(flat_parts).to(dev), ids_dev[pos])
         return out.cpu().tolist()  # the one sync: batches above queue up without waiting
+
+    def _nll_lanes(self, ids, windows: Sequence[Window], needed) -> list[float]:
+        """The fused decoder over lanes of windows (engine fused: every window is its own lane).
+
+        Lanes run in lock-step, a batch per step: step 0 feeds each lane's first window whole;
+        step k feeds each lane's k-th window's new tokens, which attend to the cached
+        keys/values of the `context` tokens before them. Positions count from the lane's
+        start. Token p's surprisal comes from the hidden state of token p - 1, which may sit
+        in the previous step."""
+        torch = _import_torch()[0]
+        dev = self.device
+        n = len(ids)
+        starts = [a for a, _ in needed]
+        length = windows[0].end - windows[0].start
+        context = max(self.overlap, 1)
+        # plan every step on the host first, then move all index tensors in one copy: a copy
+        # to the GPU per step would wait for the queued work each time
+        steps, parts = [], [torch.as_tensor(list(ids), dtype=torch.long)]
+        at = n
+        for group in _lane_groups(self._lane_pieces(windows), self.lanes_cap(length),
+                                  max(1, self.batch_tokens // length)):
+            for k in range(len(group[0])):
+                active = [p for p in group if len(p) > k]  # longest first: always a prefix
+                t = length if k == 0 else length - context
+                row_starts = torch.as_tensor([p[0].start if k == 0 else p[k - 1].end for p in active])
+                ar = torch.arange(t)
+                rows = (row_starts[:, None] + ar).reshape(-1)
+                pos = ((row_starts - torch.as_tensor([p[0].start for p in active]))[:, None] + ar).reshape(-1)
+                tgt, flat = [], []
+                for b, (p, a) in enumerate(zip(active, row_starts.tolist())):
+                    lo, hi = max(a + 1, p[0].score_from), min(a + t + 1, p[-1].end)
+                    for x, y in needed_ranges(needed, starts, lo, hi):
+                        r = torch.arange(x, y)
+                        tgt.append(r)
+                        flat.append(r + (b * t - a - 1))
+                m = sum(len(r) for r in tgt)
+                parts += [rows, pos, *tgt, *flat]
+                keep = context if len(active[0]) > k + 1 else 0
+                steps.append((k == 0, len(active), t, keep, at, m))
+                at += 2 * len(active) * t + 2 * m
+        index = torch.cat(parts).to(dev)
+        ids_dev = index[:n]
+        out = torch.full((n,), math.nan, dtype=torch.float32, device=dev)
+        cache = None
+        with torch.inference_mode():
+            for first, lanes, t, keep, at, m in steps:
+                if first:
+                    cache = None
+                elif cache is not None:
+                    cache = [(ck[:lanes], cv[:lanes]) for ck, cv in cache]
+                rows = ids_dev[index[at:at + lanes * t]].view(lanes, t)
+                pos = index[at + lanes * t:at + 2 * lanes * t].view(lanes, t)
+                hidden, cache = self._decoder.run(rows, pos, cache, keep)
+                if m:
+                    at += 2 * lanes * t
+                    tgt, flat = index[at:at + m], index[at + m:at + 2 * m]
+                    out[tgt] = self._head_nll(self._decoder.norm(hidden.index_select(0, flat)), ids_dev[tgt])
+                del hidden
+        return out.cpu().tolist()
+
+    def lanes_cap(self, length: int) -> int:
+        """Most lanes with a cache that run at once."""
+        lanes = self.lanes or LANES
+        return max(1, min(lanes, self.batch_tokens // length))
 
     def _nll_sequences(self, seqs, measure_from) -> list[float]:
         torch = _import_torch()[0]
@@ -254,6 +390,55 @@ def _compile_mode(value: Any) -> bool | str:
     if text in ("0", "false", "no", "off", "none"):
         return False
     raise ModelError(f"scorer compile must be auto, true or false; got {value!r}")
+
+
+def _lanes_option(value: Any) -> int | None:
+    """lanes option: None/"auto" = default, else a positive integer."""
+    if value is None or str(value).strip().lower() in ("", "auto"):
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        v = int(value)
+        if v < 1:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ModelError(f"scorer lanes must be auto or a positive integer; got {value!r}") from None
+    return v
+
+
+def _lane_groups(pieces, cap: int, per_batch: int):
+    """Pieces run together: longest first; at most `cap` pieces that need a cache (more than
+    one window) and at most `per_batch` in all (their first windows form one batch)."""
+    order = sorted(pieces, key=len, reverse=True)
+    group: list = []
+    multi = 0
+    for p in order:
+        if group and (len(group) >= per_batch or (len(p) > 1 and multi >= cap)):
+            yield group
+            group, multi = [], 0
+        group.append(p)
+        multi += len(p) > 1
+    if group:
+        yield group
+
+
+def _triton_lse(torch, device):
+    """The one-pass Triton logsumexp kernel, if Triton is there and it agrees with torch on a
+    small check; else None."""
+    try:
+        from catp.scoring._lse_triton import lse_minus_target
+
+        gen = torch.Generator(device=device).manual_seed(0)
+        logits = (torch.randn(7, 5003, generator=gen, device=device) * 4).to(torch.bfloat16)
+        targets = torch.randint(0, 5003, (7,), generator=gen, device=device)
+        got = lse_minus_target(logits, targets)
+        want = _lse_minus_target(logits, targets)
+        if not torch.allclose(got, want, rtol=1e-4, atol=1e-4):
+            return None
+        return lse_minus_target
+    except Exception:
+        return None
 
 
 def _even_batches(items, most: int):
