@@ -22,7 +22,7 @@ from catp.scoring.base import Scorer
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
-from catp.select import Selection, fill, fill_by_value, select
+from catp.select import Selection, fill, fill_by_value, sections, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
@@ -232,13 +232,19 @@ def _paragraphs(doc: Document) -> list[list[int]]:
 
 def _question_first(doc: Document, budget: int, gap_tokens: int, share: float,
                     policy: SelectionPolicy) -> Selection:
-    """With a question: the most question-relevant units take up to `share` of the budget first."""
+    """With a question: the most question-relevant units take up to `share` of the budget first.
+    The section holding the most relevant unit comes first, whole, when it fits that share
+    (a table's caption and notes, a case's facts); then each relevant unit with its context."""
     selection = Selection([False] * len(doc.units))
     n = len(doc.units)
     by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i] and doc.scores.get(i, 0.0) > 0),
                           key=lambda i: (-doc.scores.get(i, 0.0), i))
     paragraphs = _paragraphs(doc)
     with_context: list[int] = []
+    if by_relevance:
+        first, end = next(b for b in sections(doc) if b[0] <= by_relevance[0] < b[1])
+        if sum(doc.units[j].tokens for j in range(first, end)) <= budget * share:
+            with_context.extend(range(first, end))
     for i in by_relevance:  # answers sit beside the match: its whole paragraph when short, else neighbours
         members = paragraphs[i]
         if sum(doc.units[j].tokens for j in members) <= SHORT_PARAGRAPH_TOKENS:

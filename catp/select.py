@@ -6,7 +6,7 @@ import heapq
 import math
 from dataclasses import dataclass, field
 
-from catp.document import Document
+from catp.document import Document, UnitKind
 from catp.rules.schema import SelectionPolicy
 
 DEFAULT_POLICY = SelectionPolicy()
@@ -19,19 +19,22 @@ class Selection:
     estimated_tokens: int = 0
 
 
-def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float]:
-    """1 + lead_weight at a section's first unit, falling to 1 at lead_share of the section.
-    Sections start at headings; facts cluster in their openings (parties, dates, holdings).
-    The document's own opening (title, parties, dates) gets doc_lead_weight on top."""
-    from catp.document import UnitKind
-
+def sections(doc: Document) -> list[tuple[int, int]]:
+    """[first, end) unit ranges: a section runs from a heading to the next (the first from unit 0)."""
     n = len(doc.units)
     starts = [i for i, u in enumerate(doc.units) if u.kind is UnitKind.HEADING] or [0]
     if starts[0] != 0:
         starts.insert(0, 0)
-    bounds = [*starts, n]
+    return list(zip(starts, [*starts[1:], n]))
+
+
+def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float]:
+    """1 + lead_weight at a section's first unit, falling to 1 at lead_share of the section.
+    Sections start at headings; facts cluster in their openings (parties, dates, holdings).
+    The document's own opening (title, parties, dates) gets doc_lead_weight on top."""
+    n = len(doc.units)
     factor = [1.0] * n
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in sections(doc):
         length = max(b - a, 1)
         for i in range(a, b):
             rel = (i - a) / length
