@@ -11,7 +11,7 @@ from catp.rules.registry import RuleRegistry
 
 
 def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
-             langs: set[str], regex_timeout: float = 2.0) -> Document:
+             langs: set[str], regex_timeout: float = 2.0, whole_span_chars: int = 0) -> Document:
     ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout, anchor_index=registry.anchor_index(langs))
     spans: list[Span] = []
     for compiled in registry.for_langs(langs):
@@ -26,7 +26,7 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
     spans.sort(key=attrgetter("start", "end", "rule_id"))
     doc.spans = spans
     _split_at_deletions(doc)
-    _unit_priorities(doc)
+    _unit_priorities(doc, whole_span_chars)
     return doc
 
 
@@ -57,7 +57,10 @@ def fact_weight(priority: int) -> float:
     return 2.0 ** ((priority - 60) / 10)
 
 
-def _unit_priorities(doc: Document) -> None:
+def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
+    """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
+    A protected span's fact weight is shared among its units by overlap; a span kept whole
+    counts one fact per `whole_span_chars` characters when that is set (long clauses are worth more)."""
     n = len(doc.units)
     starts = [u.start for u in doc.units]
     ends = [u.end for u in doc.units]
@@ -71,6 +74,9 @@ def _unit_priorities(doc: Document) -> None:
     for span in doc.spans:
         s_start, s_end, action, rule_id, prio = span.start, span.end, span.action, span.rule_id, span.priority
         weight = fact_weight(prio) if action is PROTECT else 0.0
+        per = s_end - s_start  # the span's weight is shared by overlap ...
+        if span.whole and whole_span_chars:
+            per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters
         first = max(bisect_right(starts, s_start) - 1, 0)
         first_hit = None
         for i in range(first, n):
@@ -93,7 +99,7 @@ def _unit_priorities(doc: Document) -> None:
                 if prio > priority[i]:
                     priority[i] = prio
                 overlap = min(u_end, s_end) - max(u_start, s_start)
-                value[i] += weight * overlap / (s_end - s_start)
+                value[i] += weight * overlap / per
             elif prio > boost[i]:
                 boost[i] = prio
     for i in range(n):

@@ -17,11 +17,12 @@ from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.loader import resolve
 from catp.rules.registry import RuleRegistry
+from catp.rules.schema import SelectionPolicy, merged_policy
 from catp.scoring.base import Scorer
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
-from catp.select import Selection, fill, fill_by_value, select
+from catp.select import Selection, fill, fill_by_value, sections, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
@@ -66,6 +67,10 @@ class Pruner:
             self._registries[domain] = RuleRegistry(resolve(domain, self.extra_rules),
                                                     cue_window_tokens=self.cue_window_tokens)
         return self._registries[domain]
+
+    def policy(self, domain: str, lang: str) -> SelectionPolicy:
+        """The selection policy the rule sets give for this domain and language."""
+        return merged_policy([item.ruleset for item in self.registry(domain).loaded], lang)
 
     def prune_bytes(self, data: bytes, *, encoding: str | None = None, **kwargs) -> PruneResult:
         text, used = decode_bytes(data, encoding=encoding)
@@ -117,7 +122,8 @@ class Pruner:
             doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
             token_starts = self.tokens.token_starts(text)
             segment(doc)
-            annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout)
+            annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout,
+                     whole_span_chars=self.policy(domain, lang).whole_span_chars)
             _cost_units(doc, token_starts)
             index_terms(doc)
             cached = (text, doc, len(token_starts))
@@ -153,10 +159,11 @@ class Pruner:
             doc.scores.update(LexicalScorer().score(doc, missing))
 
     def _select(self, doc: Document, budget: int, question: str | None) -> list[bool]:
+        policy = self.policy(doc.domain, doc.lang)
         if question:
-            selection = _question_first(doc, budget, self.gap_tokens, self.question_share)
+            selection = _question_first(doc, budget, self.gap_tokens, self.question_share, policy)
         else:
-            selection = select(doc, budget, self.gap_tokens)
+            selection = select(doc, budget, self.gap_tokens, policy)
         kept = selection.kept
         while True:  # the estimate is per unit; the exact count decides
             spans = kept_spans(doc, kept)
@@ -223,14 +230,21 @@ def _paragraphs(doc: Document) -> list[list[int]]:
     return out
 
 
-def _question_first(doc: Document, budget: int, gap_tokens: int, share: float) -> Selection:
-    """With a question: the most question-relevant units take up to `share` of the budget first."""
+def _question_first(doc: Document, budget: int, gap_tokens: int, share: float,
+                    policy: SelectionPolicy) -> Selection:
+    """With a question: the most question-relevant units take up to `share` of the budget first.
+    The section holding the most relevant unit comes first, whole, when it fits that share
+    (a table's caption and notes, a case's facts); then each relevant unit with its context."""
     selection = Selection([False] * len(doc.units))
     n = len(doc.units)
     by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i] and doc.scores.get(i, 0.0) > 0),
                           key=lambda i: (-doc.scores.get(i, 0.0), i))
     paragraphs = _paragraphs(doc)
     with_context: list[int] = []
+    if by_relevance:
+        first, end = next(b for b in sections(doc) if b[0] <= by_relevance[0] < b[1])
+        if sum(doc.units[j].tokens for j in range(first, end)) <= budget * share:
+            with_context.extend(range(first, end))
     for i in by_relevance:  # answers sit beside the match: its whole paragraph when short, else neighbours
         members = paragraphs[i]
         if sum(doc.units[j].tokens for j in members) <= SHORT_PARAGRAPH_TOKENS:
@@ -238,7 +252,7 @@ def _question_first(doc: Document, budget: int, gap_tokens: int, share: float) -
         with_context.extend(j for j in (i, i + 1, i - 1) if 0 <= j < n)
     with_context = [j for j in with_context if not doc.unit_deleted[j]]
     fill(doc, with_context, int(budget * share), gap_tokens, selection)
-    fill_by_value(doc, budget, gap_tokens, selection)
+    fill_by_value(doc, budget, gap_tokens, selection, policy)
     return selection
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 
-from catp.document import Document
+from catp.document import Document, UnitKind
+from catp.rules.schema import SelectionPolicy
+
+DEFAULT_POLICY = SelectionPolicy()
 
 
 @dataclass
@@ -15,61 +19,62 @@ class Selection:
     estimated_tokens: int = 0
 
 
-LEAD_WEIGHT = 2.0  # how much more the opening of a section is worth
-LEAD_SHARE = 0.3  # the opening: this share of the section's units
-DOC_LEAD_WEIGHT = 4.0  # the document's own opening (title, parties, dates) weighs more again
-DOC_LEAD_SHARE = 0.05
-
-
-def section_lead(doc: Document) -> list[float]:
-    """1 + LEAD_WEIGHT at a section's first unit, falling to 1 at LEAD_SHARE of the section.
-    Sections start at headings; facts cluster in their openings (parties, dates, holdings)."""
-    from catp.document import UnitKind
-
+def sections(doc: Document) -> list[tuple[int, int]]:
+    """[first, end) unit ranges: a section runs from a heading to the next (the first from unit 0)."""
     n = len(doc.units)
     starts = [i for i, u in enumerate(doc.units) if u.kind is UnitKind.HEADING] or [0]
     if starts[0] != 0:
         starts.insert(0, 0)
-    bounds = [*starts, n]
+    return list(zip(starts, [*starts[1:], n]))
+
+
+def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float]:
+    """1 + lead_weight at a section's first unit, falling to 1 at lead_share of the section.
+    Sections start at headings; facts cluster in their openings (parties, dates, holdings).
+    The document's own opening (title, parties, dates) gets doc_lead_weight on top."""
+    n = len(doc.units)
     factor = [1.0] * n
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in sections(doc):
         length = max(b - a, 1)
         for i in range(a, b):
             rel = (i - a) / length
-            factor[i] = 1.0 + LEAD_WEIGHT * max(0.0, 1.0 - rel / LEAD_SHARE)
+            factor[i] = 1.0 + policy.lead_weight * max(0.0, 1.0 - rel / policy.lead_share)
     for i in range(n):
-        factor[i] *= 1.0 + DOC_LEAD_WEIGHT * max(0.0, 1.0 - i / max(n * DOC_LEAD_SHARE, 1))
+        factor[i] *= 1.0 + policy.doc_lead_weight * max(0.0, 1.0 - i / max(n * policy.doc_lead_share, 1))
     return factor
 
 
-def _static_value(doc: Document, i: int) -> float:
-    return doc.unit_value[i] + doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
+def _static_value(doc: Document, i: int, policy: SelectionPolicy) -> float:
+    return doc.unit_value[i] + policy.information_weight * doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
 
 
-def rank(doc: Document, gap_tokens: int = 0) -> list[int]:
+def rank(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_POLICY) -> list[int]:
     """Units by value per token, before any is taken (deleted units never appear).
     Density divides by the unit's tokens plus one gap marker, so crumbs do not win."""
-    lead = section_lead(doc)
+    lead = section_lead(doc, policy)
 
     def key(i: int) -> tuple:
         tokens = max(doc.units[i].tokens, 1) + gap_tokens
-        return (-_static_value(doc, i) * lead[i] / tokens, i)
+        return (-_static_value(doc, i, policy) * lead[i] / tokens, i)
 
     return sorted((i for i in range(len(doc.units)) if not doc.unit_deleted[i]), key=key)
 
 
-def select(doc: Document, budget: int, gap_tokens: int) -> Selection:
+def select(doc: Document, budget: int, gap_tokens: int, policy: SelectionPolicy = DEFAULT_POLICY) -> Selection:
     """Greedy fill by value per token, with diminishing returns for repeated content."""
     selection = Selection([False] * len(doc.units))
-    fill_by_value(doc, budget, gap_tokens, selection)
+    fill_by_value(doc, budget, gap_tokens, selection, policy)
     return selection
 
 
-def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Selection) -> None:
+def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Selection,
+                  policy: SelectionPolicy = DEFAULT_POLICY) -> None:
     """Lazy greedy: a unit's score counts only for terms not yet kept (novelty), so the extract
     covers more distinct content. Values only fall as units are taken, which makes lazy
-    re-evaluation exact (the standard greedy for submodular coverage)."""
-    lead = section_lead(doc)
+    re-evaluation exact (the standard greedy for submodular coverage).
+    value = facts (rules) + information_weight x fresh information (scorer) + boost."""
+    lead = section_lead(doc, policy)
+    info_weight = policy.information_weight
     terms = [set(ts) for ts in doc.unit_terms] if doc.unit_terms else None
     weight = doc.term_weight
     covered: set[str] = set()
@@ -82,12 +87,13 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     def density(i: int) -> float:
         score = doc.scores.get(i, 0.0)
         if terms and terms[i] and score > 0:
+            # fsum is exact: a set's order (str hashing is seeded per process) cannot tip a tie
             total = totals.get(i)
             if total is None:
-                total = totals[i] = sum(weight[t] for t in terms[i])
-            fresh = sum([weight[t] for t in terms[i] if t not in covered]) if covered else total
+                total = totals[i] = math.fsum([weight[t] for t in terms[i]])
+            fresh = math.fsum([weight[t] for t in terms[i] if t not in covered]) if covered else total
             score *= fresh / total
-        value = doc.unit_value[i] + score + doc.unit_boost[i] / 100.0
+        value = doc.unit_value[i] + info_weight * score + doc.unit_boost[i] / 100.0
         return value * lead[i] / (max(doc.units[i].tokens, 1) + gap_tokens)
 
     taker = _Taker(doc, budget, gap_tokens, selection)

@@ -132,3 +132,32 @@ def test_common_rules_on_real_mixed_text():
     assert {"heading", "date", "amount", "negation", "boilerplate"} <= categories
     assert doc.unit_priority[0] > 0  # the heading
     assert any(doc.unit_deleted) and not all(doc.unit_deleted)
+
+
+WHOLE_RULES = textwrap.dedent("""\
+    name: w
+    rules:
+      - id: w.fee
+        kind: regex
+        category: clause
+        priority: 80
+        pattern: 'royalty'
+        expand: sentence
+    """)
+
+
+def test_whole_span_chars_makes_a_long_kept_sentence_worth_more():
+    text = "The Licensee shall pay a royalty of five percent on all net sales, payable each quarter, " \
+           "with statements, in arrears. Nothing else happens here."
+    registry = RuleRegistry([load_text(WHOLE_RULES, "w.yaml")])
+
+    def values(chars: int) -> list[float]:
+        doc = Document(text=text, lang="en")
+        segment(doc)
+        annotate(doc, registry, load_token_counter().token_starts(text), langs={"en"}, whole_span_chars=chars)
+        return [v for v, g in zip(doc.unit_value, doc.unit_group) if g != -1]
+
+    span = text.index(" Nothing")  # the expanded sentence
+    assert sum(values(0)) == pytest.approx(fact_weight(80), rel=0.05)  # one fact, shared by overlap (not spaces)
+    assert len(values(0)) > 1  # the sentence spans several clause units, kept as one group
+    assert sum(values(30)) == pytest.approx(fact_weight(80) * span / 30, rel=0.05)  # one fact per 30 chars

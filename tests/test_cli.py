@@ -159,3 +159,16 @@ def test_stdout_write_failure_is_one_line(doc):
     assert proc.returncode == 2 and "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("catp: error: ")
+
+
+def test_lm_scorer_from_the_cli_with_compile_option(doc, tiny_model_dir):
+    """The real tiny Qwen2 model (from the session fixture) scores through `--scorer lm`; the
+    `--scorer-compile` value reaches the scorer (a bad one is a one-line user error)."""
+    proc = catp("prune", str(doc), "--budget", "40", "--scorer", "lm", "--scorer-model", str(tiny_model_dir),
+                "--device", "cpu", "--scorer-compile", "false", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    result = PruneResult.model_validate_json(proc.stdout)
+    assert result.stats.scorer == "lm" and 0 < result.stats.output_tokens <= 40
+    bad = catp("prune", str(doc), "--budget", "40", "--scorer", "lm", "--scorer-model", str(tiny_model_dir),
+               "--device", "cpu", "--scorer-compile", "sometimes")
+    assert_user_error(bad, "compile", "sometimes")

@@ -163,3 +163,28 @@ def test_edge_whitespace_does_not_push_a_fitting_document_over(pruner):
     result = pruner.prune(text, budget=budget)
     assert result.stats.output_tokens <= budget
     assert result.text == core and result.dropped_protected == []
+
+
+def _excerpt(n: int, item: str, amount: str) -> str:
+    filler = " ".join(f"Line {n}.{k} of the narrative restates general business conditions in the period."
+                      for k in range(12))
+    return (f"=== Excerpt {n} ===\n"
+            f"Segment | 2019 | 2018\n{item} | {amount} | 1,0{n}0.0\nOther items | 3{n}.5 | 2{n}.1\n\n"
+            f"{filler}\n\n(columnar dollars in millions, excerpt {n})\n\n")
+
+
+def test_question_keeps_the_most_relevant_section_whole_when_it_fits():
+    items = ["Freight revenue", "Software licences", "Deferred royalties", "Warehouse leases",
+             "Pension obligations", "Marketing grants", "Patent income", "Fuel hedges"]
+    text = "".join(_excerpt(n, item, f"{n}{n}{n}.{n}") for n, item in enumerate(items, 1))
+    pruner = Pruner(domain="finance")
+    question = "What were the deferred royalties in 2019?"
+    result = pruner.prune(text, ratio="1/5", question=question)
+    section = text[text.index("=== Excerpt 3 ==="):text.index("=== Excerpt 4 ===")].strip()
+    kept = "".join(text[k.start:k.end] for k in result.kept)
+    assert "(columnar dollars in millions, excerpt 3)" in kept  # the caption of the matching table ...
+    assert "Line 3.11 of the narrative" in kept  # ... and the rest of its section, whole
+    assert "(columnar dollars in millions, excerpt 6)" not in kept
+    assert result.stats.output_tokens <= result.stats.budget
+    plain = pruner.prune(text, ratio="1/5")
+    assert "(columnar dollars in millions, excerpt 3)" not in "".join(text[k.start:k.end] for k in plain.kept)

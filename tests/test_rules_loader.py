@@ -224,3 +224,24 @@ def test_rules_schema_command(tmp_path):
                           cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text(encoding="utf-8")) == json_schema()
+
+
+def test_selection_policy_merges_field_by_field():
+    from catp.rules.schema import merged_policy
+
+    base = load_text("name: a\nselection:\n  en: {information_weight: 0.5, lead_weight: 1}\nrules: []\n", "a.yaml")
+    domain = load_text("name: b\nselection:\n  en: {lead_weight: 0}\n  zh: {information_weight: 6}\nrules: []\n",
+                       "b.yaml")
+    en = merged_policy([base.ruleset, domain.ruleset], "en")
+    assert (en.information_weight, en.lead_weight) == (0.5, 0.0)  # the later file overrides only what it gives
+    zh = merged_policy([base.ruleset, domain.ruleset], "zh")
+    assert (zh.information_weight, zh.lead_weight) == (6.0, 2.0)  # lead_weight: the default
+    assert merged_policy([], "en") == merged_policy([base.ruleset], "zh")  # nothing given: defaults
+
+
+@pytest.mark.parametrize("policy, word", [("en: {lead_weight: -1}", "lead_weight"),
+                                          ("en: {lead_wieght: 1}", "lead_wieght"),
+                                          ("fr: {lead_weight: 1}", "fr")])
+def test_bad_selection_policy_names_the_file_and_field(policy, word):
+    err = error_of(f"name: t\nselection:\n  {policy}\nrules: []\n")
+    assert err.path == "mine.yaml" and word in str(err)

@@ -95,3 +95,21 @@ def test_runs():
     assert runs([]) == []
     assert runs([False, False]) == []
     assert runs([True, True, False, True, False, False, True, True]) == [(0, 1), (3, 3), (6, 7)]
+
+
+def test_policy_weighs_information_against_facts():
+    from catp.rules.schema import SelectionPolicy
+
+    # unit 0: a protected fact of little information; unit 1: no fact, much information; room for one
+    doc = make_doc([5, 5], priority=[80, 0], value=[1.0, 0.0], scores={0: 0.1, 1: 0.6})
+    flat = dict(lead_weight=0.0, doc_lead_weight=0.0)
+    assert select(doc, 5, 0, SelectionPolicy(information_weight=1.0, **flat)).kept == [True, False]
+    assert select(doc, 5, 0, SelectionPolicy(information_weight=3.0, **flat)).kept == [False, True]
+
+
+def test_policy_lead_weight_favours_a_sections_opening():
+    from catp.rules.schema import SelectionPolicy
+
+    doc = make_doc([5] * 10, scores={i: 1.0 if i else 0.8 for i in range(10)})
+    assert select(doc, 5, 0, SelectionPolicy(lead_weight=0.0, doc_lead_weight=0.0)).kept[0] is False
+    assert select(doc, 5, 0, SelectionPolicy(lead_weight=2.0, doc_lead_weight=0.0)).kept[0] is True

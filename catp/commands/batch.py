@@ -27,6 +27,9 @@ def batch_command(
     scorer_model: Optional[str] = typer.Option(None, "--scorer-model", help="LM scorer model: HF id or folder."),
     scorer_url: Optional[str] = typer.Option(None, "--scorer-url", help="vLLM server for --scorer vllm."),
     device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
+    scorer_compile: Optional[str] = typer.Option(
+        None, "--scorer-compile", help="LM scorer on CUDA: auto, true (torch.compile the decoder once; faster "
+        "over many documents) or false."),
     text_field: str = typer.Option("text", "--text-field", help="JSONL field holding the document."),
     id_field: str = typer.Option("id", "--id-field", help="JSONL field holding the id (else FILE:LINE)."),
     glob: str = typer.Option("*", "--glob", help="Which files of a folder to read, e.g. '*.txt'."),
@@ -57,7 +60,8 @@ def batch_command(
     options = BatchOptions(
         budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
         tokenizer=tokenizer, scorer=scorer,
-        scorer_options={k: v for k, v in {"model": scorer_model, "url": scorer_url, "device": device}.items()
+        scorer_options={k: v for k, v in {"model": scorer_model, "url": scorer_url, "device": device,
+                                             "compile": scorer_compile}.items()
                         if v is not None},
         gap_marker=gap_marker, cue_window_tokens=cue_window, encoding=encoding, max_bytes=max_bytes,
         text_field=text_field, id_field=id_field, glob=glob, setup=setup)

@@ -45,6 +45,9 @@ def prune_command(
     scorer_sha256: Optional[Path] = typer.Option(None, "--scorer-sha256", help="sha256 manifest checked before loading."),
     scorer_max_tokens: Optional[int] = typer.Option(None, "--scorer-max-tokens", help="Bound on tokens the LM scores."),
     device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
+    scorer_compile: Optional[str] = typer.Option(
+        None, "--scorer-compile", help="LM scorer on CUDA: auto, or true (torch.compile the decoder: ~10 s once, "
+        "then ~1.75x faster; for long runs), or false."),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings on stderr."),
 ) -> None:
     """Prune FILE so it fits the budget; print the extract (or JSON / HTML)."""
@@ -56,7 +59,7 @@ def prune_command(
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
     text, used_encoding = read_text(file, encoding=encoding, max_bytes=max_bytes)
     options = {"model": scorer_model, "url": scorer_url, "sha256": str(scorer_sha256) if scorer_sha256 else None,
-               "max_tokens": scorer_max_tokens, "device": device}
+               "max_tokens": scorer_max_tokens, "device": device, "compile": scorer_compile}
     pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
     doc = pruner.analyse(text, budget=budget, ratio=ratio, question=question, encoding=used_encoding)

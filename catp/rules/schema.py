@@ -122,6 +122,21 @@ class Detection(BaseModel):
     keywords: list[str] = Field(default_factory=list)
 
 
+class SelectionPolicy(BaseModel):
+    """How selection weighs what fills the budget, for one language. A field a later rule set
+    gives overrides the same field of an earlier one (common, then the domain, then --rules)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    information_weight: float = Field(1.0, ge=0, le=1000, description="the scorer's information against the rules' facts")
+    lead_weight: float = Field(2.0, ge=0, le=100, description="extra weight at a section's first unit")
+    lead_share: float = Field(0.3, gt=0, le=1, description="the share of a section its lead bonus covers")
+    doc_lead_weight: float = Field(4.0, ge=0, le=100, description="extra weight at the document's first unit")
+    doc_lead_share: float = Field(0.05, gt=0, le=1, description="the share of the document that bonus covers")
+    whole_span_chars: int = Field(0, ge=0, le=100_000, description="a span a rule keeps whole (expand) counts one "
+                                  "fact per this many characters; 0: one fact per span")
+
+
 class RuleSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -129,7 +144,18 @@ class RuleSet(BaseModel):
     version: int = 1
     description: str = ""
     detect: Detection = Field(default_factory=Detection)
+    selection: dict[Lang, SelectionPolicy] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
+
+
+def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
+    """The selection policy for `lang`: each rule set's fields override those before it."""
+    fields: dict = {}
+    for ruleset in rulesets:
+        policy = ruleset.selection.get(lang)
+        if policy is not None:
+            fields.update({name: getattr(policy, name) for name in policy.model_fields_set})
+    return SelectionPolicy(**fields)
 
 
 def json_schema() -> dict:

@@ -73,8 +73,8 @@ class LexicalScorer:
                 continue
             rarity = sum(idf[t] for t in ts) / math.log(1 + n)  # total information, not a mean
             if q_terms:  # relevance decides; rarity only breaks ties
-                hits = set(ts) & q_terms
-                relevance = sum(idf[t] for t in hits) / max(sum(idf[t] for t in q_terms), 1e-9)
+                hits = set(ts) & q_terms  # fsum: exact, so a set's (hash-seeded) order cannot change the result
+                relevance = math.fsum(idf[t] for t in hits) / max(math.fsum(idf[t] for t in q_terms), 1e-9)
                 scores[i] = self.question_weight * relevance + 0.01 * rarity
             else:
                 scores[i] = rarity
