@@ -88,15 +88,7 @@ def profile(scorer, ids, repeat: int = 3) -> dict:
         return profile_engine(scorer, ids, repeat)
 
     def timed(fn):
-        fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            torch.cuda.synchronize()
-            ts.append(time.perf_counter() - t)
-        return statistics.median(ts)
+        return _timed(fn, repeat)
 
     dev = scorer.device
     n = len(ids)

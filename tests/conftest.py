@@ -153,6 +153,25 @@ def stop_vllm_server(server: VllmServer, grace: float = 20.0) -> None:
 
 
 @pytest.fixture(scope="session")
+def sliding_model_dir(tiny_model_dir: Path, tmp_path_factory) -> Path:
+    """The tiny model with sliding-window attention (32 tokens) in both layers.
+
+    Its receptive field is 2 * (32 - 1) = 62 tokens, so any window that gives a token at
+    least 62 tokens of left context computes exactly what one full pass computes."""
+    import json
+    import shutil
+
+    out = tmp_path_factory.mktemp("sliding")
+    for f in tiny_model_dir.iterdir():
+        shutil.copy(f, out / f.name)
+    cfg = json.loads((out / "config.json").read_text())
+    cfg.update(layer_types=["sliding_attention"] * cfg["num_hidden_layers"], sliding_window=32,
+               use_sliding_window=True, max_window_layers=0)
+    (out / "config.json").write_text(json.dumps(cfg))
+    return out
+
+
+@pytest.fixture(scope="session")
 def vllm_server(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory):
     """One real vLLM CPU server for the whole session, serving the tiny model."""
     if SKIP_VLLM:

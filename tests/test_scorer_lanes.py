@@ -225,19 +225,9 @@ def test_engine_options(tiny_model_dir: Path):
         LMScorer(str(tiny_model_dir), device="cpu", engine="lanes", lanes=0)
 
 
-def test_unsupported_models_use_transformers(tiny_model_dir: Path, tmp_path_factory):
+def test_unsupported_models_use_transformers(sliding_model_dir: Path):
     """A sliding-window model is not one the own decoder runs: `lanes` is refused with the
     reason, `auto` stays on transformers."""
-    import json
-    import shutil
-
-    out = tmp_path_factory.mktemp("sliding-lanes")
-    for f in tiny_model_dir.iterdir():
-        shutil.copy(f, out / f.name)
-    cfg = json.loads((out / "config.json").read_text())
-    cfg.update(layer_types=["sliding_attention"] * cfg["num_hidden_layers"], sliding_window=32,
-               use_sliding_window=True, max_window_layers=0)
-    (out / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ModelError, match="sliding"):
-        LMScorer(str(out), device="cpu", engine="lanes")
-    assert LMScorer(str(out), device="cpu", engine="auto").engine == "hf"
+        LMScorer(str(sliding_model_dir), device="cpu", engine="lanes")
+    assert LMScorer(str(sliding_model_dir), device="cpu", engine="auto").engine == "hf"

@@ -79,22 +79,6 @@ class FedCounter:
 
 
 @pytest.fixture(scope="module")
-def sliding_model_dir(tiny_model_dir: Path, tmp_path_factory) -> Path:
-    """The tiny model with sliding-window attention (32 tokens) in both layers.
-
-    Its receptive field is 2 * (32 - 1) = 62 tokens, so any window that gives a token at
-    least 62 tokens of left context computes exactly what one full pass computes."""
-    out = tmp_path_factory.mktemp("sliding")
-    for f in tiny_model_dir.iterdir():
-        shutil.copy(f, out / f.name)
-    cfg = json.loads((out / "config.json").read_text())
-    cfg.update(layer_types=["sliding_attention"] * cfg["num_hidden_layers"], sliding_window=32,
-               use_sliding_window=True, max_window_layers=0)
-    (out / "config.json").write_text(json.dumps(cfg))
-    return out
-
-
-@pytest.fixture(scope="module")
 def sliding(sliding_model_dir: Path) -> LMScorer:
     return LMScorer(str(sliding_model_dir), device="cpu", window=256, overlap=64, batch_tokens=512,
                     max_tokens=10**6)
