@@ -112,7 +112,6 @@ def _recognized(model, text: str, kind: str, cue: re.Pattern | None = None) -> l
 
 
 def _extract_en(text: str) -> list[Value]:
-    from dateparser.search import search_dates
     from recognizers_text import Culture
 
     numbers, money = _recognizer_models(Culture.English)

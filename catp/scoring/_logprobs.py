@@ -185,7 +185,7 @@ def question_suffix(question: str, template: str = QUESTION_TEMPLATE) -> str:
     restrict = _RESTRICT_ZH if _CJK.search(question) else _RESTRICT_EN
     try:
         return template.format(question=question.strip(), restrict=restrict)
-    except (KeyError, IndexError, ValueError) as err:
+    except (KeyError, IndexError, ValueError):
         raise ModelError(f"bad question template {template!r}: use {{question}} and {{restrict}}") from None
 
 
