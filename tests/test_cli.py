@@ -172,3 +172,16 @@ def test_lm_scorer_from_the_cli_with_compile_option(doc, tiny_model_dir):
     bad = catp("prune", str(doc), "--budget", "40", "--scorer", "lm", "--scorer-model", str(tiny_model_dir),
                "--device", "cpu", "--scorer-compile", "sometimes")
     assert_user_error(bad, "compile", "sometimes")
+
+
+def test_rules_policy_shows_the_merged_selection_policy(tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("name: mine\nselection:\n  en: {lead_weight: 3.5}\nrules: []\n", encoding="utf-8")
+    builtin = json.loads(catp("rules", "policy", "--domain", "legal").stdout)
+    assert builtin["en"]["whole_span_chars"] == 60 and builtin["zh"]["lead_weight"] == 8.0  # rules/legal.yaml
+    proc = catp("rules", "policy", "--domain", "legal", "--rules", str(mine))
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads(proc.stdout)
+    assert merged["en"]["lead_weight"] == 3.5  # the user's file overrides that one field ...
+    assert merged["en"]["information_weight"] == builtin["en"]["information_weight"]  # ... and no other
+    assert merged["zh"] == builtin["zh"]

@@ -1,4 +1,4 @@
-"""`catp rules lint|test|explain|schema`: work on rule files."""
+"""`catp rules lint|test|explain|policy|schema`: work on rule files."""
 
 from __future__ import annotations
 
@@ -82,6 +82,18 @@ def explain_command(rule_id: str = typer.Argument(..., help="A rule id, e.g. dat
                 typer.echo(json.dumps(rule.model_dump(), ensure_ascii=False, indent=2))
                 return
     raise CatpError(f"no rule with id {rule_id!r}")
+
+
+@rules_app.command("policy")
+def policy_command(domain: str = typer.Option(..., "--domain", help="legal, finance or medical."),
+                   paths: list[Path] = typer.Option([], "--rules", help="Extra rule files (they override).")) -> None:
+    """Show the selection policy in force for a domain, per language, after merging the rule sets."""
+    from catp.rules.loader import resolve
+    from catp.rules.schema import merged_policy
+
+    rulesets = [item.ruleset for item in resolve(domain, [str(p) for p in paths])]
+    policies = {lang: merged_policy(rulesets, lang).model_dump() for lang in ("en", "zh")}
+    typer.echo(json.dumps(policies, indent=2))
 
 
 @rules_app.command("schema")
