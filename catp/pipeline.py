@@ -58,6 +58,7 @@ class Pruner:
         self.regex_timeout = regex_timeout
         self.question_share = question_share
         self._registries: dict[str, RuleRegistry] = {}
+        self._policies: dict[tuple[str, str], SelectionPolicy] = {}
         self._prepared: list[tuple[str, Document, int]] = []
         if self.domain is not None:
             self.registry(self.domain)  # fail fast on bad rule files
@@ -70,7 +71,10 @@ class Pruner:
 
     def policy(self, domain: str, lang: str) -> SelectionPolicy:
         """The selection policy the rule sets give for this domain and language."""
-        return merged_policy([item.ruleset for item in self.registry(domain).loaded], lang)
+        key = (domain, lang)
+        if key not in self._policies:
+            self._policies[key] = merged_policy([item.ruleset for item in self.registry(domain).loaded], lang)
+        return self._policies[key]
 
     def prune_bytes(self, data: bytes, *, encoding: str | None = None, **kwargs) -> PruneResult:
         text, used = decode_bytes(data, encoding=encoding)

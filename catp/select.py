@@ -44,8 +44,9 @@ def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> lis
     return factor
 
 
-def _static_value(doc: Document, i: int, policy: SelectionPolicy) -> float:
-    return doc.unit_value[i] + policy.information_weight * doc.scores.get(i, 0.0) + doc.unit_boost[i] / 100.0
+def _value(doc: Document, i: int, score: float, information_weight: float) -> float:
+    """facts (rules) + information_weight x information (scorer) + boost"""
+    return doc.unit_value[i] + information_weight * score + doc.unit_boost[i] / 100.0
 
 
 def rank(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_POLICY) -> list[int]:
@@ -55,7 +56,7 @@ def rank(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_P
 
     def key(i: int) -> tuple:
         tokens = max(doc.units[i].tokens, 1) + gap_tokens
-        return (-_static_value(doc, i, policy) * lead[i] / tokens, i)
+        return (-_value(doc, i, doc.scores.get(i, 0.0), policy.information_weight) * lead[i] / tokens, i)
 
     return sorted((i for i in range(len(doc.units)) if not doc.unit_deleted[i]), key=key)
 
@@ -93,8 +94,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
                 total = totals[i] = math.fsum([weight[t] for t in terms[i]])
             fresh = math.fsum([weight[t] for t in terms[i] if t not in covered]) if covered else total
             score *= fresh / total
-        value = doc.unit_value[i] + info_weight * score + doc.unit_boost[i] / 100.0
-        return value * lead[i] / (max(doc.units[i].tokens, 1) + gap_tokens)
+        return _value(doc, i, score, info_weight) * lead[i] / (max(doc.units[i].tokens, 1) + gap_tokens)
 
     taker = _Taker(doc, budget, gap_tokens, selection)
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not selection.kept[i]]
