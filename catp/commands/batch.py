@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from catp.commands.prune import scorer_compile_option
 from catp.errors import CatpError
 
 
@@ -27,9 +28,7 @@ def batch_command(
     scorer_model: Optional[str] = typer.Option(None, "--scorer-model", help="LM scorer model: HF id or folder."),
     scorer_url: Optional[str] = typer.Option(None, "--scorer-url", help="vLLM server for --scorer vllm."),
     device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
-    scorer_compile: Optional[str] = typer.Option(
-        None, "--scorer-compile", help="LM scorer on CUDA: auto, true (torch.compile the decoder once; faster "
-        "over many documents) or false."),
+    scorer_compile: Optional[str] = scorer_compile_option(),
     text_field: str = typer.Option("text", "--text-field", help="JSONL field holding the document."),
     id_field: str = typer.Option("id", "--id-field", help="JSONL field holding the id (else FILE:LINE)."),
     glob: str = typer.Option("*", "--glob", help="Which files of a folder to read, e.g. '*.txt'."),

@@ -25,6 +25,11 @@ class Domain(str, Enum):
     general = "general"
 
 
+def scorer_compile_option():
+    return typer.Option(None, "--scorer-compile", help="LM scorer on CUDA: auto, or true (torch.compile the "
+                        "decoder: ~10 s once, then faster; for long runs and many documents), or false.")
+
+
 def prune_command(
     file: str = typer.Argument(..., help="Document to prune, or - for stdin."),
     domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
@@ -45,9 +50,7 @@ def prune_command(
     scorer_sha256: Optional[Path] = typer.Option(None, "--scorer-sha256", help="sha256 manifest checked before loading."),
     scorer_max_tokens: Optional[int] = typer.Option(None, "--scorer-max-tokens", help="Bound on tokens the LM scores."),
     device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
-    scorer_compile: Optional[str] = typer.Option(
-        None, "--scorer-compile", help="LM scorer on CUDA: auto, or true (torch.compile the decoder: ~10 s once, "
-        "then ~1.75x faster; for long runs), or false."),
+    scorer_compile: Optional[str] = scorer_compile_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings on stderr."),
 ) -> None:
     """Prune FILE so it fits the budget; print the extract (or JSON / HTML)."""
