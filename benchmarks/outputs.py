@@ -5,8 +5,8 @@ performance change is behaviour-preserving: run before and after, then `diff` (o
     python benchmarks/outputs.py --out /tmp/after.jsonl
     python benchmarks/outputs.py --compare /tmp/before.jsonl /tmp/after.jsonl
 
-It runs with PYTHONHASHSEED=0 (it restarts itself so): pruning results can depend on str hashing
-(ties in the selection), so two runs are only comparable under the same seed.
+Runs in different processes are comparable: pruning does not depend on str hashing (selection sums
+over term sets with math.fsum; tests/test_determinism_processes.py checks it).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -47,9 +46,6 @@ def documents(limit: int | None):
 
 
 def main() -> int:
-    if os.environ.get("PYTHONHASHSEED") != "0":  # selection sums float weights over sets of terms, whose
-        # order follows str hashing: ties can break differently from one process to the next
-        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
     ap.add_argument("--limit", type=int, default=None, help="documents per evals set")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests._samples import _docs
+from _samples import real_texts
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -37,9 +37,9 @@ def cases() -> list:
         (example("contract_zh.txt"), "legal", "违约金是多少？", "1/6"),
         (example("report_en.txt"), "finance", None, "1/6"),
     ]
-    cail, ccks = _docs("cail2019_cjrc", 4), _docs("ccks2017_cner", 5)
-    out += [(d["text"], "legal", None, "1/6") for d in cail[1:4]]
-    out += [(d["text"], "medical", None, "1/2") for d in ccks[3:5]]
+    whole = 10**7  # characters: the whole documents
+    out += [(t, "legal", None, "1/6") for t in real_texts("cail2019_cjrc", 4, whole)[1:4]]
+    out += [(t, "medical", None, "1/2") for t in real_texts("ccks2017_cner", 5, whole)[3:5]]
     return out
 
 
