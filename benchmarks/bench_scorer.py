@@ -461,12 +461,26 @@ def main(argv=None) -> int:
             if on_gpu:
                 torch.cuda.synchronize()
                 torch.cuda.reset_peak_memory_stats(device)
+            pauses = []  # the garbage collector's pauses inside each timed run (gen, seconds)
+            gc_start = {}
+
+            def on_gc(phase, info):
+                if phase == "start":
+                    gc_start["t"] = time.perf_counter()
+                elif "t" in gc_start:
+                    pauses.append((info["generation"], time.perf_counter() - gc_start.pop("t")))
+
+            gc.callbacks.append(on_gc)
+            per_run_gc = []
             for _ in range(args.repeat):
+                pauses.clear()
                 t = time.perf_counter()
                 nll = scorer.token_nll(ids)
                 if on_gpu:
                     torch.cuda.synchronize()
                 times.append(time.perf_counter() - t)
+                per_run_gc.append([round(sum(p for _, p in pauses), 4), max((g for g, _ in pauses), default=None)])
+            gc.callbacks.remove(on_gc)
             peak = torch.cuda.max_memory_allocated(device) / 2**30 if on_gpu else float("nan")
             med = statistics.median(times)
             row = dict(engine=scorer.engine, compile=cfg["compile"], lanes=scorer.lanes_cap(scorer.window)
@@ -474,7 +488,8 @@ def main(argv=None) -> int:
                        window=scorer.window, overlap=scorer.overlap, tokens=len(ids),
                        fed=fed, fed_ratio=fed / len(ids), median_s=med, min_s=min(times),
                        spread_s=max(times) - min(times), tok_per_s=len(ids) / med, peak_gib=peak,
-                       warmup_s=warm, nan=sum(math.isnan(x) for x in nll[1:]))
+                       warmup_s=warm, nan=sum(math.isnan(x) for x in nll[1:]),
+                       runs_s=[round(x, 4) for x in times], gc_per_run=per_run_gc)
             if args.profile and on_gpu:
                 row["profile"] = profile(scorer, ids)
             if len(rows) < args.torch_profile and on_gpu:
