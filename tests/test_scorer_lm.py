@@ -412,6 +412,30 @@ def test_manifest_refuses_a_tampered_file(tiny_model_dir: Path, tmp_path: Path):
         LMScorer(str(model), sha256=str(manifest), device="cpu")
 
 
+def test_cli_prune_and_batch_check_the_manifest(tiny_model_dir: Path, tmp_path: Path):
+    """`--scorer-sha256` is one option shared by `catp prune` and `catp batch`: both refuse a
+    tampered model (prune: exit 2 and one line; batch: an error row and exit 1), no traceback."""
+    model = copy_model(tiny_model_dir, tmp_path / "m")
+    manifest = write_manifest(model, tmp_path / "SHA256SUMS")
+    weights = model / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0x01
+    weights.write_bytes(bytes(data))
+    doc = tmp_path / "doc.txt"
+    doc.write_text("The fee is $5,000, payable on March 1, 2024. The weather was fine.\n", encoding="utf-8")
+    root = Path(__file__).resolve().parents[1]
+    scorer = ["--scorer", "lm", "--scorer-model", str(model), "--scorer-sha256", str(manifest),
+              "--scorer-max-tokens", "64", "--device", "cpu", "--budget", "20"]
+    prune = subprocess.run([sys.executable, "-m", "catp", "prune", str(doc), *scorer], capture_output=True,
+                           text=True, cwd=root, timeout=300)
+    assert prune.returncode == 2 and prune.stdout == ""
+    assert prune.stderr.startswith("catp: error: sha256 mismatch for model.safetensors"), prune.stderr
+    batch = subprocess.run([sys.executable, "-m", "catp", "batch", str(doc), "--no-progress", *scorer],
+                           capture_output=True, text=True, cwd=root, timeout=300)
+    assert batch.returncode == 1 and "Traceback" not in batch.stderr
+    assert json.loads(batch.stdout)["error"].startswith("sha256 mismatch for model.safetensors")
+
+
 def test_manifest_must_cover_the_weights(tiny_model_dir: Path, tmp_path: Path):
     model = copy_model(tiny_model_dir, tmp_path / "m")
     manifest = tmp_path / "SHA256SUMS"

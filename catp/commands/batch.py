@@ -7,7 +7,16 @@ from typing import Optional
 
 import typer
 
-from catp.commands.prune import scorer_compile_option
+from catp.commands.scorer_options import (
+    device_option,
+    scorer_compile_option,
+    scorer_max_tokens_option,
+    scorer_model_option,
+    scorer_option,
+    scorer_options,
+    scorer_sha256_option,
+    scorer_url_option,
+)
 from catp.errors import CatpError
 
 
@@ -24,10 +33,12 @@ def batch_command(
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
     gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
     cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是…"),
-    scorer: str = typer.Option("lexical", "--scorer", help="lexical, lm, vllm or auto."),
-    scorer_model: Optional[str] = typer.Option(None, "--scorer-model", help="LM scorer model: HF id or folder."),
-    scorer_url: Optional[str] = typer.Option(None, "--scorer-url", help="vLLM server for --scorer vllm."),
-    device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
+    scorer: str = scorer_option(),
+    scorer_model: Optional[str] = scorer_model_option(),
+    scorer_url: Optional[str] = scorer_url_option(),
+    scorer_sha256: Optional[Path] = scorer_sha256_option(),
+    scorer_max_tokens: Optional[int] = scorer_max_tokens_option(),
+    device: Optional[str] = device_option(),
     scorer_compile: Optional[str] = scorer_compile_option(),
     text_field: str = typer.Option("text", "--text-field", help="JSONL field holding the document."),
     id_field: str = typer.Option("id", "--id-field", help="JSONL field holding the id (else FILE:LINE)."),
@@ -59,9 +70,8 @@ def batch_command(
     options = BatchOptions(
         budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
         tokenizer=tokenizer, scorer=scorer,
-        scorer_options={k: v for k, v in {"model": scorer_model, "url": scorer_url, "device": device,
-                                             "compile": scorer_compile}.items()
-                        if v is not None},
+        scorer_options=scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device,
+                                      scorer_compile),
         gap_marker=gap_marker, cue_window_tokens=cue_window, encoding=encoding, max_bytes=max_bytes,
         text_field=text_field, id_field=id_field, glob=glob, setup=setup)
     summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet)

@@ -8,6 +8,16 @@ from typing import Optional
 
 import typer
 
+from catp.commands.scorer_options import (
+    device_option,
+    scorer_compile_option,
+    scorer_max_tokens_option,
+    scorer_model_option,
+    scorer_option,
+    scorer_options,
+    scorer_sha256_option,
+    scorer_url_option,
+)
 from catp.errors import CatpError
 
 
@@ -25,11 +35,6 @@ class Domain(str, Enum):
     general = "general"
 
 
-def scorer_compile_option():
-    return typer.Option(None, "--scorer-compile", help="LM scorer on CUDA: auto, or true (torch.compile the "
-                        "decoder: ~10 s once, then faster; for long runs and many documents), or false.")
-
-
 def prune_command(
     file: str = typer.Argument(..., help="Document to prune, or - for stdin."),
     domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
@@ -44,12 +49,12 @@ def prune_command(
     cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是… (default 50)."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
     max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", help="Refuse inputs larger than this."),
-    scorer: str = typer.Option("lexical", "--scorer", help="lexical, lm, vllm or auto."),
-    scorer_model: Optional[str] = typer.Option(None, "--scorer-model", help="LM scorer model: HF id or folder."),
-    scorer_url: Optional[str] = typer.Option(None, "--scorer-url", help="vLLM server for --scorer vllm."),
-    scorer_sha256: Optional[Path] = typer.Option(None, "--scorer-sha256", help="sha256 manifest checked before loading."),
-    scorer_max_tokens: Optional[int] = typer.Option(None, "--scorer-max-tokens", help="Bound on tokens the LM scores."),
-    device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
+    scorer: str = scorer_option(),
+    scorer_model: Optional[str] = scorer_model_option(),
+    scorer_url: Optional[str] = scorer_url_option(),
+    scorer_sha256: Optional[Path] = scorer_sha256_option(),
+    scorer_max_tokens: Optional[int] = scorer_max_tokens_option(),
+    device: Optional[str] = device_option(),
     scorer_compile: Optional[str] = scorer_compile_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings on stderr."),
 ) -> None:
@@ -61,8 +66,7 @@ def prune_command(
     if budget is None and ratio is None:
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
     text, used_encoding = read_text(file, encoding=encoding, max_bytes=max_bytes)
-    options = {"model": scorer_model, "url": scorer_url, "sha256": str(scorer_sha256) if scorer_sha256 else None,
-               "max_tokens": scorer_max_tokens, "device": device, "compile": scorer_compile}
+    options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile)
     pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
     doc = pruner.analyse(text, budget=budget, ratio=ratio, question=question, encoding=used_encoding)
