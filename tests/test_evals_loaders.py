@@ -4,11 +4,12 @@ and the shared dev sets when present."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from evals.loaders import DataError, load_paths
+from evals.loaders import DataError, load_cjrc_raw, load_paths
 from evals.locate import WhitespaceIndex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,3 +152,62 @@ def test_shared_dev_sets_load_with_the_readme_counts():
         assert len(data.docs) == docs
         assert sum(len(d.gold) for d in data.docs) == gold
         assert sum(len(d.questions) for d in data.docs) == questions
+
+
+def cjrc_raw_from_shared(doc: dict, impossible: str) -> list[dict]:
+    """The public CAIL2019/CJRC json for one shared cail2019 document: its cases split at the
+    converter's header lines, each span answer repeated as often as its label says annotators
+    gave it, YES/NO answers at -1, plus one unanswerable question per case (to be dropped)."""
+    text, gold = doc["text"], doc["gold"]
+    heads = list(re.finditer(r"【案件 (\d+)｜([^】]*)】\n", text))
+    bounds = [(h.end(), (heads[i + 1].start() - 2) if i + 1 < len(heads) else len(text)) for i, h in enumerate(heads)]
+    cases = [{"paragraphs": [{"context": text[a:b], "casename": h.group(2), "qas": []}], "caseid": h.group(1),
+              "domain": "civil"} for h, (a, b) in zip(heads, bounds)]
+
+    def case_of(pos: int) -> int:
+        return max(i for i, (a, _) in enumerate(bounds) if a <= pos)
+
+    current = 0
+    for n, q in enumerate(doc["questions"]):
+        answers = []
+        for i in q["gold_index"]:
+            g = gold[i]
+            current = case_of(g["start"])
+            votes = int(re.search(r"\((\d)/3 annotators\)", g["label"]).group(1))
+            answers += [{"answer_start": g["start"] - bounds[current][0], "text": g["quote"]}] * votes
+        if not q["gold_index"]:
+            answers = [{"answer_start": -1, "text": q["answer"]}] * 3
+        answers += [{"answer_start": -1, "text": ""}] * (3 - len(answers))  # an annotator without a span
+        cases[current]["paragraphs"][0]["qas"].append({"question": q["question"], "answers": answers,
+                                                       "id": f"{n}", "is_impossible": "false"})
+    for case in cases:
+        case["paragraphs"][0]["qas"].append({"question": impossible, "id": "x", "is_impossible": "true",
+                                             "answers": [{"answer_start": -1, "text": ""}] * 3})
+    return cases
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared dev sets not present at ../shared/evals-data")
+def test_cjrc_raw_json_rebuilds_the_shared_cail_documents(tmp_path):
+    lines = (SHARED / "cail2019_cjrc.dev.jsonl").read_text(encoding="utf-8").splitlines()
+    shared = [json.loads(line) for line in lines[:2]]
+    impossible = "这个问题无法回答？"
+    raw = {"version": "1.0", "data": [c for d in shared for c in cjrc_raw_from_shared(d, impossible)]}
+    path = tmp_path / "cail2019_cjrc.dev.json"
+    path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    [data] = load_paths([path])  # found by its shape; cases joined to >= 15,000 characters
+    assert data.name == "cail2019_cjrc" and not data.warnings
+    assert "".join(d.text for d in data.docs).replace("\n\n", "") == "".join(
+        d["text"] for d in shared).replace("\n\n", "")
+    assert sum(len(d.gold) for d in data.docs) == sum(len(d["gold"]) for d in shared)
+    # the cases of one shared document, joined whole: the same text, gold and questions
+    for n, want in enumerate(shared):
+        one = tmp_path / f"one{n}.json"
+        one.write_text(json.dumps({"data": cjrc_raw_from_shared(want, impossible)}, ensure_ascii=False))
+        [data] = load_cjrc_raw(one, min_chars=10**9)
+        [got] = data.docs
+        assert got.text == want["text"] and got.lang == "zh" and got.domain == "legal"
+        assert [(g.start, g.end, g.quote, g.kind, g.label) for g in got.gold] == [
+            (g["start"], g["end"], g["quote"], g["kind"], g["label"]) for g in want["gold"]]
+        assert [(q.question, q.answer, q.gold_index, q.support) for q in got.questions] == [
+            (q["question"], q["answer"], q["gold_index"], q["support"]) for q in want["questions"]]
+        assert impossible not in {q.question for q in got.questions}
