@@ -211,3 +211,54 @@ def test_cjrc_raw_json_rebuilds_the_shared_cail_documents(tmp_path):
         assert [(q.question, q.answer, q.gold_index, q.support) for q in got.questions] == [
             (q["question"], q["answer"], q["gold_index"], q["support"]) for q in want["questions"]]
         assert impossible not in {q.question for q in got.questions}
+
+
+CAS, CUSTOM, XMI = "http:///uima/cas.ecore", "http:///webanno/custom.ecore", "http://www.omg.org/XMI"
+
+
+def e3c_xmi_from_shared(doc: dict, folder: Path) -> None:
+    """E3C's distributed form (one WebAnno XMI per case report) of one shared e3c document: split
+    at the converter's header lines, every gold item back as its custom:* annotation."""
+    from xml.etree import ElementTree as ET
+
+    for prefix, uri in (("xmi", XMI), ("cas", CAS), ("custom", CUSTOM)):
+        ET.register_namespace(prefix, uri)
+    text = doc["text"]
+    heads = list(re.finditer(r"=== (\S+) \((.*?)\) ===\n", text))
+    for i, h in enumerate(heads):
+        a, b = h.end(), (heads[i + 1].start() - 2) if i + 1 < len(heads) else len(text)
+        root = ET.Element(f"{{{XMI}}}XMI", {f"{{{XMI}}}version": "2.0"})
+        ET.SubElement(root, f"{{{CAS}}}Sofa", {f"{{{XMI}}}id": "1", "sofaNum": "1", "sofaString": text[a:b]})
+        ET.SubElement(root, f"{{{CUSTOM}}}METADATA", {"docName": h.group(1), "docSource": h.group(2)})
+        ET.SubElement(root, f"{{{CUSTOM}}}EVENT", {"begin": "0", "end": "4"})  # not gold in the shared set
+        for g in reversed(doc["gold"]):  # any order in the file
+            if a <= g["start"] < b:
+                label, _, cls = g["label"].partition(":")
+                attrs = {"sofa": "1", "begin": str(g["start"] - a), "end": str(g["end"] - a)}
+                if cls:
+                    attrs["timex3Class"] = cls
+                ET.SubElement(root, f"{{{CUSTOM}}}{label}", attrs)
+        ET.ElementTree(root).write(folder / f"{h.group(1)}.xml", encoding="utf-8", xml_declaration=True)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared dev sets not present at ../shared/evals-data")
+def test_e3c_xmi_rebuilds_the_shared_e3c_documents(tmp_path):
+    from evals.loaders import load_e3c_xmi
+
+    shared = [json.loads(line) for line in (SHARED / "e3c_en.dev.jsonl").read_text(encoding="utf-8").splitlines()]
+    for n, want in enumerate(shared[:3]):
+        folder = tmp_path / f"layer1-{n}"
+        folder.mkdir()
+        e3c_xmi_from_shared(want, folder)
+        [data] = load_paths([folder])  # found by its shape
+        assert sum(len(d.gold) for d in data.docs) == len(want["gold"])
+        [data] = load_e3c_xmi(folder, min_chars=10**9)
+        [got] = data.docs
+        assert got.text == want["text"] and got.lang == "en" and got.domain == "medical"
+        assert [(g.start, g.end) for g in got.gold] == [(g["start"], g["end"]) for g in want["gold"]]
+        assert sorted((g.start, g.end, g.quote, g.kind, g.label) for g in got.gold) == sorted(
+            (g["start"], g["end"], g["quote"], g["kind"], g["label"]) for g in want["gold"])  # ties: any order
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "x.xml").write_text('<?xml version="1.0"?><xmi:XMI xmlns:xmi="x"><cas:Sofa')
+    with pytest.raises(DataError, match=r"x\.xml: not XML"):
+        load_e3c_xmi(tmp_path / "bad")
