@@ -21,7 +21,7 @@ class EvalError(CatpError):
 def eval_command(
     ctx: typer.Context,
     paths: Optional[list[Path]] = typer.Argument(None, help="Data files or folders (same as --data)."),
-    data: Optional[list[Path]] = typer.Option(None, "--data", help="JSONL file, folder of them, or a raw corpus (CUAD folder, TAT-QA or CAIL2019/CJRC .json, E3C XMI folder, brat, .bio). Repeatable."),
+    data: Optional[list[Path]] = typer.Option(None, "--data", help="JSONL file, folder of them, or a raw corpus (CUAD folder, TAT-QA or CAIL2019/CJRC .json, E3C XMI or CCKS folder, brat, .bio). Repeatable."),
     domain: Optional[str] = typer.Option(None, help="Force one domain for catp; default: each document's own."),
     rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file(s) for catp."),
     against: Optional[list[Path]] = typer.Option(None, "--against", help="Compare --rules against these rule file(s): per-label deltas."),

@@ -262,3 +262,51 @@ def test_e3c_xmi_rebuilds_the_shared_e3c_documents(tmp_path):
     (tmp_path / "bad" / "x.xml").write_text('<?xml version="1.0"?><xmi:XMI xmlns:xmi="x"><cas:Sofa')
     with pytest.raises(DataError, match=r"x\.xml: not XML"):
         load_e3c_xmi(tmp_path / "bad")
+
+
+def ccks_raw_from_shared(doc: dict, folder: Path) -> None:
+    """CCKS 2017's distributed form of one shared ccks document: per record and section a
+    `<section>-<n>.txtoriginal.txt` and its `<section>-<n>.txt` lines (entity, start, end
+    inclusive, label), split at the converter's header lines."""
+    text = doc["text"]
+    heads = list(re.finditer(r"〔病历 (\d+)〕|\n【(.*?)】\n", text))
+    record = None
+    for i, h in enumerate(heads):
+        if h.group(1):
+            record = h.group(1)
+            continue
+        a = h.end()
+        b = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        if i + 1 < len(heads) and heads[i + 1].group(1):
+            b -= 2  # the blank line between records
+        section = h.group(2)
+        (folder / section).mkdir(exist_ok=True)
+        (folder / section / f"{section}-{record}.txtoriginal.txt").write_text(text[a:b] + "\n", encoding="utf-8")
+        lines = [f"{g['quote']}\t{g['start'] - a}\t{g['end'] - a - 1}\t{g['label']}"
+                 for g in doc["gold"] if a <= g["start"] < b]
+        (folder / section / f"{section}-{record}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared dev sets not present at ../shared/evals-data")
+def test_ccks_raw_rebuilds_the_shared_ccks_documents(tmp_path):
+    from evals.loaders import load_ccks_raw
+
+    lines = (SHARED / "ccks2017_cner.dev.jsonl").read_text(encoding="utf-8").splitlines()
+    for n, want in enumerate(json.loads(line) for line in lines[:2]):
+        folder = tmp_path / f"train-{n}"
+        folder.mkdir()
+        ccks_raw_from_shared(want, folder)
+        [data] = load_paths([folder])  # found by its shape
+        assert sum(len(d.gold) for d in data.docs) == len(want["gold"]) and not data.warnings
+        [data] = load_ccks_raw(folder, min_chars=10**9)
+        [got] = data.docs
+        assert got.text == want["text"] and got.lang == "zh" and got.domain == "medical"
+        assert [(g.start, g.end) for g in got.gold] == [(g["start"], g["end"]) for g in want["gold"]]
+        assert sorted((g.start, g.end, g.quote, g.kind, g.label) for g in got.gold) == sorted(
+            (g["start"], g["end"], g["quote"], g["kind"], g["label"]) for g in want["gold"])
+    bad = tmp_path / "bad" / "一般项目"
+    bad.mkdir(parents=True)
+    (bad / "一般项目-1.txtoriginal.txt").write_text("患者腹痛三天。", encoding="utf-8")
+    (bad / "一般项目-1.txt").write_text("腹痛\t2\t3\t症状和体征\n腹痛 two\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"一般项目-1\.txt:2: expected"):
+        load_ccks_raw(tmp_path / "bad")
