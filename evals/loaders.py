@@ -464,7 +464,7 @@ def _ccks_annotations(original: Path, body: str, base: int, warnings: list[str])
             entity, start, end, label = parts[0], int(parts[1]), int(parts[2]) + 1, parts[3].strip()
         except (IndexError, ValueError):
             raise DataError(f"{ann}:{line_no}: expected 'entity<TAB>start<TAB>end<TAB>label'") from None
-        if body[start:end] != entity.strip():
+        if body[start:end].strip() != entity.strip():
             warnings.append(f"{ann}:{line_no}: {entity!r} is not at {start}-{end - 1}")
             continue
         out.append(Gold(start=base + start, end=base + end, quote=body[start:end], kind="entity", label=label))
