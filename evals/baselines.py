@@ -68,6 +68,43 @@ class RandomSentences:
         return out
 
 
+class UnitOracle:
+    """A reference, not a pruner: it reads the gold. catp's own units (its segmenter) ranked by
+    the gold items they hold per unit of size, taken greedily until the budget is full. What a
+    perfect ranker of catp's units would keep; a target above it needs finer units."""
+
+    name = "oracle"
+    needs_gold = True
+
+    def run(self, text, budget: Budget, size, *, gold=(), **_) -> Outcome:
+        from bisect import bisect_right
+
+        from catp.document import Document
+        from catp.detect import detect_langs
+        from catp.segment.splitter import segment
+
+        started = time.perf_counter()
+        units = [(u.start, u.end) for u in segment(Document(text=text, lang=detect_langs(text)[0])).units]
+        starts = [a for a, _ in units]
+        worth = [0.0] * len(units)
+        for g in gold:  # an item split over units gives each an equal share
+            first = max(bisect_right(starts, g.start) - 1, 0)
+            last = max(bisect_right(starts, g.end - 1) - 1, first)
+            for i in range(first, last + 1):
+                worth[i] += 1.0 / (last - first + 1)
+        costs = size.pieces(units)
+        order = sorted((i for i in range(len(units)) if worth[i] > 0), key=lambda i: (-worth[i] / max(costs[i], 1), i))
+        used, chosen = 0, []
+        for i in order:
+            if used + costs[i] <= budget.limit:
+                chosen.append(i)
+                used += costs[i]
+        picked = [units[i] for i in sorted(chosen)]
+        out = _fit(text, render(text, picked), budget, size, shrink=lambda s: s[:-1])
+        out.seconds = time.perf_counter() - started
+        return out
+
+
 def _shrink_tail(spans, size):
     (h0, h1), (t0, t1) = spans[0], spans[-1]
     return [(h0, h1), (min(t0 + max((t1 - t0) // 50, 1), t1), t1)]
@@ -145,6 +182,8 @@ def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, st
             built.append(MiddleOut())
         elif name == "random":
             built.append(RandomSentences(seed))
+        elif name == "oracle":
+            built.append(UnitOracle())
         elif name == "llmlingua2":
             reason = LLMLingua2.unavailable()
             if reason:
@@ -152,8 +191,8 @@ def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, st
             else:
                 built.append(LLMLingua2())
         else:
-            raise ValueError(f"unknown baseline {name!r}; choose from head, middle-out, random, llmlingua2")
+            raise ValueError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
     return built, skipped
 
 
-BASELINES = ("head", "middle-out", "random", "llmlingua2")
+BASELINES = ("head", "middle-out", "random", "llmlingua2", "oracle")

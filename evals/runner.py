@@ -133,6 +133,8 @@ class Worker:
             for method in [*self.catp, *self.baselines]:
                 is_catp = isinstance(method, CatpMethod)
                 run_kwargs = {"explain": True} if is_catp else {}
+                if getattr(method, "needs_gold", False):
+                    run_kwargs["gold"] = doc.gold
                 out = method.run(text, budget, size, doc_id=doc.id, domain=doc.domain, **run_kwargs)
                 kept = KeptIndex(prefix, out.kept, out.text)
                 gold = [kept.is_kept(g.start, g.end, g.quote) for g in doc.gold]

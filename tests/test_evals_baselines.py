@@ -107,3 +107,29 @@ def test_token_cuts_terminate_when_several_tokens_start_at_one_character():
         out = MiddleOut().run(text, Budget("tokens", limit), size)
         assert counter.count(out.text) <= limit
         assert counter.count(text[size.tail_start(limit):]) <= limit
+
+
+def test_oracle_takes_the_units_richest_in_gold_within_the_budget():
+    """The oracle reads the gold: of catp's units it keeps those holding the most gold per
+    token, in text order, never over the budget (real Qwen tokenizer)."""
+    from catp.tokens import load_token_counter
+    from evals.baselines import UnitOracle
+    from evals.schema import Gold
+
+    counter = load_token_counter()
+    filler = "The weather was mild and the meeting ran long. " * 6
+    fact = "The Licensee shall pay $5,000 on March 1, 2024."
+    text = filler + fact + " " + filler + "甲方支付违约金三百万元。"
+    gold = []
+    for quote in ("$5,000", "March 1, 2024", "三百万元"):
+        start = text.index(quote)
+        gold.append(Gold(start=start, end=start + len(quote), quote=quote, kind="amount"))
+    size = TokenSize(text, counter)
+    budget = Budget("tokens", counter.count(fact) + counter.count("甲方支付违约金三百万元。") + 2)
+    out = UnitOracle().run(text, budget, size, gold=gold)
+    assert counter.count(out.text) <= budget.limit
+    assert all(q in out.text for q in ("$5,000", "March 1, 2024", "三百万元"))
+    assert "weather" not in out.text
+    assert out.kept == sorted(out.kept) and all(text[a:b] in out.text for a, b in out.kept)
+    assert UnitOracle().run(text, budget, size, gold=[]).kept == []  # no gold: nothing is worth a token
+    assert [b.name for b in build_baselines(["oracle"])[0]] == ["oracle"]
