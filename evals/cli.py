@@ -32,7 +32,7 @@ def eval_command(
     out: Path = typer.Option(Path("evals-report"), "--out", help="Report folder."),
     scorer: str = typer.Option("lexical", help="catp scorer name."),
     tokenizer: Optional[str] = typer.Option(None, help="Tokenizer (default: bundled Qwen BPE)."),
-    baselines: str = typer.Option("head,middle-out,random,llmlingua2", help="Comma list of baselines ('' for none)."),
+    baselines: str = typer.Option("head,middle-out,random,llmlingua2", help="Comma list of baselines ('' for none): head, middle-out, random, llmlingua2, oracle (reads the gold: a reference)."),
     jobs: int = typer.Option(0, "--jobs", help="Worker processes (0: one per core)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most N documents per set (the first N)."),
     seed: int = typer.Option(0, help="Seed of the random-sentences baseline."),
