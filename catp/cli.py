@@ -12,8 +12,17 @@ from catp.errors import CatpError
 app = typer.Typer(name="catp", help="Context-Aware Token Pruning: fit long documents to a token budget, extractively.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
+def _print_version(value: bool) -> None:
+    if value:
+        from catp import __version__
+
+        typer.echo(f"catp {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print catp's version and exit.")) -> None:
     """catp: prune long documents to fit a model's token budget, keeping the facts."""
 
 

@@ -185,3 +185,10 @@ def test_rules_policy_shows_the_merged_selection_policy(tmp_path):
     assert merged["en"]["lead_weight"] == 3.5  # the user's file overrides that one field ...
     assert merged["en"]["information_weight"] == builtin["en"]["information_weight"]  # ... and no other
     assert merged["zh"] == builtin["zh"]
+
+
+def test_version_matches_the_package_metadata():
+    from importlib.metadata import version
+
+    proc = catp("--version")
+    assert proc.returncode == 0 and proc.stdout.decode().strip() == f"catp {version('catp')}"
