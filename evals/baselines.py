@@ -79,8 +79,8 @@ class UnitOracle:
     def run(self, text, budget: Budget, size, *, gold=(), **_) -> Outcome:
         from bisect import bisect_right
 
-        from catp.document import Document
         from catp.detect import detect_langs
+        from catp.document import Document
         from catp.segment.splitter import segment
 
         started = time.perf_counter()

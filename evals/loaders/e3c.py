@@ -1,0 +1,77 @@
+"""E3C as distributed: data_annotation/<Language>/layer1/*.xml (UIMA CAS XMI from WebAnno)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evals.loaders.base import DataError, guess_lang, set_name
+from evals.schema import DataSet, EvalDoc, Gold
+
+E3C_KINDS = {"CLINENTITY": "entity", "BODYPART": "entity", "RML": "number", "TIMEX3": "date"}
+
+
+def is_e3c_xmi(path: Path) -> bool:
+    if not path.is_dir():
+        return False
+    first = next(iter(sorted(path.glob("*.xml"))), None)
+    if first is None:
+        return False
+    with open(first, encoding="utf-8", errors="replace") as fh:
+        head = fh.read(4000).lower()
+    return "xmi" in head and "sofa" in head
+
+
+def load_e3c_xmi(path: Path, min_chars: int = 15_000) -> list[DataSet]:
+    """Case reports in file-name order, joined into documents of at least `min_chars`, each
+    under a header line `=== docName (docSource) ===`. Gold: clinical entities and body parts
+    (entity), RML results and measurements (number), TIMEX3 by class (date)."""
+    docs, text, gold, names = [], "", [], []
+
+    def flush() -> None:
+        nonlocal text, gold, names
+        if text:
+            docs.append(EvalDoc(id=f"{set_name(path)}-{len(docs) + 1:03d}", domain="medical", lang=guess_lang(text),
+                                text=text, gold=sorted(gold, key=lambda g: (g.start, g.end)),
+                                source=f"E3C XMI ({path.name}), documents {names[0]}-{names[-1]}"))
+        text, gold, names = "", [], []
+
+    for xml in sorted(path.glob("*.xml")):
+        case_text, name, source, spans = _e3c_case(xml)
+        if text:
+            text += "\n\n"
+        text += f"=== {name} ({source}) ===\n"
+        base = len(text)
+        text += case_text
+        names.append(name)
+        for begin, end, label in spans:
+            if 0 <= begin < end <= len(case_text):
+                kind = E3C_KINDS[label.split(":")[0]]
+                gold.append(Gold(start=base + begin, end=base + end, quote=case_text[begin:end], kind=kind,
+                                 label=label))
+        if len(text) >= min_chars:
+            flush()
+    flush()
+    return [DataSet(set_name(path), str(path), docs)]
+
+
+def _e3c_case(xml: Path) -> tuple[str, str, str, list[tuple[int, int, str]]]:
+    """(text, docName, docSource, [(begin, end, label)]) of one XMI file."""
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.parse(xml).getroot()
+    except ElementTree.ParseError as exc:
+        raise DataError(f"{xml}: not XML ({exc})") from exc
+    text, meta, spans = None, {}, []
+    for el in root.iter():
+        name = el.tag.rsplit("}", 1)[-1]
+        if name == "Sofa":
+            text = el.get("sofaString", "")
+        elif name == "METADATA":
+            meta = el.attrib
+        elif name in E3C_KINDS and el.get("begin") is not None and el.get("end") is not None:
+            label = f"TIMEX3:{el.get('timex3Class', '')}" if name == "TIMEX3" else name
+            spans.append((int(el.get("begin")), int(el.get("end")), label))
+    if text is None:
+        raise DataError(f"{xml}: no cas:Sofa with the document text")
+    return text, meta.get("docName", xml.stem), meta.get("docSource", ""), spans
