@@ -11,6 +11,14 @@ class DataError(CatpError):
     """The data cannot be read; the message names the file (and line)."""
 
 
+def head_of(path: Path | None, chars: int = 4000) -> str:
+    """The first characters of a text file ('' when there is none): enough to recognise a format."""
+    if path is None or not path.is_file():
+        return ""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read(chars)
+
+
 def set_name(path: Path) -> str:
     name = path.name
     for suffix in (".jsonl", ".json", ".csv"):

@@ -6,15 +6,12 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from evals.loaders.base import DataError, set_name
+from evals.loaders.base import DataError, head_of, set_name
 from evals.schema import DataSet, EvalDoc, Gold, Question
 
 
 def is_cjrc_raw(path: Path) -> bool:
-    if not (path.is_file() and path.suffix == ".json"):
-        return False
-    with open(path, encoding="utf-8") as fh:
-        head = fh.read(4000)
+    head = head_of(path) if path.suffix == ".json" else ""
     return head.lstrip().startswith("{") and '"paragraphs"' in head and '"qas"' in head
 
 

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.loaders.base import DataError, guess_lang, set_name
+from evals.loaders.base import DataError, guess_lang, head_of, set_name
 from evals.schema import DataSet, EvalDoc, Gold
 
 E3C_KINDS = {"CLINENTITY": "entity", "BODYPART": "entity", "RML": "number", "TIMEX3": "date"}
 
 
 def is_e3c_xmi(path: Path) -> bool:
-    if not path.is_dir():
-        return False
-    first = next(iter(sorted(path.glob("*.xml"))), None)
-    if first is None:
-        return False
-    with open(first, encoding="utf-8", errors="replace") as fh:
-        head = fh.read(4000).lower()
+    head = head_of(min(path.glob("*.xml"), default=None)).lower() if path.is_dir() else ""
     return "xmi" in head and "sofa" in head
 
 

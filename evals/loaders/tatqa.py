@@ -5,15 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evals.loaders.base import DataError, set_name
+from evals.loaders.base import DataError, head_of, set_name
 from evals.schema import DataSet, EvalDoc, Gold, Question
 
 
 def is_tatqa_raw(path: Path) -> bool:
-    if not (path.is_file() and path.suffix == ".json"):
-        return False
-    with open(path, encoding="utf-8") as fh:
-        head = fh.read(2000)
+    head = head_of(path, 2000) if path.suffix == ".json" else ""
     return head.lstrip().startswith("[") and '"paragraphs"' in head and '"table"' in head
 
 
