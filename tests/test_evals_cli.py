@@ -97,12 +97,15 @@ def test_outputs_respect_the_token_budget(token_report):
 
 def test_char_sizes_and_same_numbers_with_two_workers(data_dir, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
-    assert _run([str(data_dir), "--ratios", "1/4", "--size", "chars", "--out", str(one), "--jobs", "1"]) == 0
+    common = ["--ratios", "1/4", "--size", "chars", "--baselines", "head,middle-out,random,oracle"]
+    assert _run([str(data_dir), *common, "--out", str(one), "--jobs", "1"]) == 0
     assert _run(["--data", str(data_dir / "mini_en.jsonl"), "--data", str(data_dir / "mini_zh.jsonl"),
-                 "--ratios", "1/4", "--size", "chars", "--out", str(two), "--jobs", "2"]) == 0
+                 *common, "--out", str(two), "--jobs", "2"]) == 0
     a = json.loads((one / "results.json").read_text())
     b = json.loads((two / "results.json").read_text())
     assert _numbers(a) == _numbers(b)
+    for data in a["sets"].values():  # the gold-reading oracle keeps every item of these small documents
+        assert data["methods"]["oracle"]["1/4"]["kept"]["all"] == 1.0
     for data in a["sets"].values():
         for m in data["methods"].values():
             assert m["1/4"]["size_chars"] <= 0.25 + 1e-9
