@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 from bisect import bisect_left
+from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
@@ -82,8 +84,9 @@ class Pruner:
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
               question: str | None = None, encoding: str | None = None) -> PruneResult:
-        doc = self.analyse(text, question=question, encoding=encoding, budget=budget, ratio=ratio)
-        return self.finish(doc)
+        with _gc_paused():
+            doc = self.analyse(text, question=question, encoding=encoding, budget=budget, ratio=ratio)
+            return self.finish(doc)
 
     def clear_cache(self) -> None:
         """Forget analysed texts (they are reused when the same text is pruned again)."""
@@ -98,6 +101,11 @@ class Pruner:
             raise InputError("the input is empty")
         if _SURROGATE.search(text):
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
+        with _gc_paused():
+            return self._analyse(text, budget=budget, ratio=ratio, question=question, encoding=encoding)
+
+    def _analyse(self, text: str, *, budget: int | None, ratio: float | str | None, question: str | None,
+                 encoding: str | None) -> Document:
         started = time.perf_counter()
         doc, n_tokens = self._prepare(text, encoding)
         doc_budget = self._budget(n_tokens, budget, ratio)
@@ -136,7 +144,8 @@ class Pruner:
         doc = Document(text=text, lang=base.lang, domain=base.domain, encoding=encoding, units=base.units,
                        spans=base.spans, unit_priority=base.unit_priority, unit_rules=base.unit_rules,
                        unit_deleted=base.unit_deleted, unit_boost=base.unit_boost, unit_value=base.unit_value,
-                       unit_group=base.unit_group, unit_terms=base.unit_terms, term_weight=base.term_weight,
+                       unit_group=base.unit_group, unit_terms=base.unit_terms, unit_term_sets=base.unit_term_sets,
+                       term_weight=base.term_weight,
                        warnings=list(base.warnings))
         return doc, n_tokens
 
@@ -208,6 +217,22 @@ class Pruner:
         )
         return PruneResult(text=text, gap_marker=self.gap_marker, kept=spans, dropped_protected=dropped,
                            warnings=warnings, stats=stats)
+
+
+@contextmanager
+def _gc_paused():
+    """CPython's cyclic GC paused while a document is pruned. A 128K-token document allocates some 10^5
+    small objects (units, spans, term lists) that form no cycles; the collector still walked all of
+    them and every other live object, twice per prune in full: 9-14% of the CPU time. Whatever cycles
+    there are get collected once it runs again (only the outermost call turns it back on)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _cost_units(doc: Document, token_starts: list[int]) -> None:
