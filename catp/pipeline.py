@@ -236,15 +236,13 @@ def _gc_paused():
 
 
 def _cost_units(doc: Document, token_starts: list[int]) -> None:
-    """Each unit owns the tokens that start in it or in the whitespace before it."""
-    ends = [u.end for u in doc.units]
-    counts = [0] * len(ends)
-    for start in token_starts:
-        i = bisect_left(ends, start + 1)
-        if i < len(counts):
-            counts[i] += 1
-    for unit, n in zip(doc.units, counts):
-        unit.tokens = n
+    """Each unit owns the tokens that start in it or in the whitespace before it: those starting at or
+    after the previous unit's end and before its own (found by bisecting the sorted token starts)."""
+    before = 0  # tokens starting before the previous unit's end
+    for unit in doc.units:
+        upto = bisect_left(token_starts, unit.end, before)
+        unit.tokens = upto - before
+        before = upto
 
 
 def _paragraphs(doc: Document) -> list[list[int]]:
