@@ -224,7 +224,7 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
         tokens = _tokens(posseg.cut(sentence, HMM=True), start)
         yield from _scan(specs, tokens)
         return
-    words = first.words
+    holds_word = _word_finder(tuple(first.words))
     tail = len(specs) - 1  # tokens a match may take after its first one
     by_route = cache.get("route_ok")
     if by_route is None:
@@ -235,7 +235,7 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
     for block in posseg.re_han_internal.split(sentence):
         if not block:
             continue
-        anchored = any(w in block for w in words)
+        anchored = holds_word(block) is not None
         if not anchored and pending <= 0:
             if region:
                 yield from _scan(specs, region)
@@ -247,7 +247,7 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
         else:
             pieces = [(block, None)]
         for piece, is_word in pieces:
-            candidate = anchored and any(w in piece for w in words)
+            candidate = anchored and holds_word(piece) is not None
             if candidate or pending > 0:
                 tagged = _tag_block(piece, cache) if is_word is None else _tag_segment(piece, is_word, cache)
                 for word, flag in tagged:
@@ -263,6 +263,12 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
                 offset += len(piece)
     if region:
         yield from _scan(specs, region)
+
+
+@lru_cache(maxsize=64)
+def _word_finder(words: tuple[str, ...]):
+    """`search(s)` that finds one of `words` in s (not None) exactly when `any(w in s for w in words)`."""
+    return re.compile("|".join(re.escape(w) for w in words)).search
 
 
 def _tokens(pairs, offset: int) -> list[tuple[int, int, str, str]]:
