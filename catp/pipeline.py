@@ -137,6 +137,7 @@ class Pruner:
             annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout,
                      whole_span_chars=self.policy(domain, lang).whole_span_chars)
             _cost_units(doc, token_starts)
+            doc.token_starts = token_starts
             index_terms(doc)
             cached = (text, doc, len(token_starts))
             self._prepared = [cached, *self._prepared[:2]]
@@ -144,9 +145,8 @@ class Pruner:
         doc = Document(text=text, lang=base.lang, domain=base.domain, encoding=encoding, units=base.units,
                        spans=base.spans, unit_priority=base.unit_priority, unit_rules=base.unit_rules,
                        unit_deleted=base.unit_deleted, unit_boost=base.unit_boost, unit_value=base.unit_value,
-                       unit_group=base.unit_group, unit_terms=base.unit_terms, unit_term_sets=base.unit_term_sets,
-                       term_weight=base.term_weight,
-                       warnings=list(base.warnings))
+                       unit_group=base.unit_group, token_starts=base.token_starts, unit_terms=base.unit_terms,
+                       unit_term_sets=base.unit_term_sets, term_weight=base.term_weight, warnings=list(base.warnings))
         return doc, n_tokens
 
     def _budget(self, input_tokens: int, budget: int | None, ratio: float | str | None) -> int:
@@ -179,8 +179,8 @@ class Pruner:
             selection = select(doc, budget, self.gap_tokens, policy)
         kept = selection.kept
         while True:  # the estimate is per unit; the exact count decides
-            spans = kept_spans(doc, kept)
-            over = self.tokens.count(extract_text(doc, spans, self.gap_marker)) - budget
+            pieces = [(s.start, s.end) for s in kept_spans(doc, kept)]  # the extract: extract_text()
+            over = self.tokens.count_joined(doc.text, doc.token_starts, pieces, self.gap_marker) - budget
             if over <= 0:
                 return kept
             removed = 0

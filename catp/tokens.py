@@ -47,6 +47,31 @@ class TokenCounter:
             self._last_count = (text, n)
         return n
 
+    def count_joined(self, text: str, token_starts: list[int], pieces: list[tuple[int, int]], separator: str) -> int:
+        """count(separator.join(text[a:b] for a, b in pieces)), from the token starts of `text` where they
+        hold. With a chunk-safe tokenizer (see token_starts), a cut before a space that follows a non-space
+        character splits the tokens of any text in two, the same on either side. So the tokens of each piece
+        from its first such cut to its last are those of `text` there (counted from `token_starts`); only
+        the rest, with the separators, is encoded: the pieces' edges and the pieces without two cuts.
+        The joined text is remembered as `count` remembers it (the pruner counts its output again)."""
+        joined = separator.join([text[a:b] for a, b in pieces])
+        if not token_starts or len(joined) < 10_000 or not self._chunkable():
+            return self.count(joined)
+        edges: list[str] = []  # the joined text without each piece's inner part
+        inner = 0
+        for k, (a, b) in enumerate(pieces):
+            if k:
+                edges.append(separator)
+            first, last = _first_space_cut(text, a + 1, b), _last_space_cut(text, a + 1, b)
+            if first is not None and last > first:
+                inner += bisect_left(token_starts, last) - bisect_left(token_starts, first)
+                edges += (text[a:first], text[last:b])  # joined where a cut of the same kind was
+            else:
+                edges.append(text[a:b])
+        n = inner + len(self._tok.encode("".join(edges), add_special_tokens=False).ids)
+        self._last_count = (joined, n)
+        return n
+
     def token_starts(self, text: str, chunk_chars: int = 50_000) -> list[int]:
         """Character offset where each token starts, exactly as one encode of the whole text gives.
         A long text is encoded in chunks, in parallel (the Rust side uses every core), when the
@@ -131,6 +156,22 @@ def _last_safe_cut(text: str, lo: int, hi: int) -> int | None:
             return sp
         sp = text.rfind(" ", lo, sp)
     return None
+
+
+def _first_space_cut(text: str, lo: int, hi: int) -> int | None:
+    """The first space in text[lo:hi] that follows a non-space character."""
+    sp = text.find(" ", lo, hi)
+    while sp != -1 and text[sp - 1].isspace():
+        sp = text.find(" ", sp + 1, hi)
+    return None if sp == -1 else sp
+
+
+def _last_space_cut(text: str, lo: int, hi: int) -> int | None:
+    """The last space in text[lo:hi] that follows a non-space character."""
+    sp = text.rfind(" ", lo, hi)
+    while sp != -1 and text[sp - 1].isspace():
+        sp = text.rfind(" ", lo, sp)
+    return None if sp == -1 else sp
 
 
 _SAFE_CUT = None
