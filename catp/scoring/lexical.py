@@ -73,7 +73,7 @@ class LexicalScorer:
             if not ts:
                 scores[i] = 0.0
                 continue
-            rarity = sum(idf[t] for t in ts) / math.log(1 + n)  # total information, not a mean
+            rarity = sum(map(idf.__getitem__, ts)) / math.log(1 + n)  # total information, not a mean
             if q_terms:  # relevance decides; rarity only breaks ties
                 hits = set(ts) & q_terms  # fsum: exact, so a set's (hash-seeded) order cannot change the result
                 relevance = math.fsum(idf[t] for t in hits) / max(math.fsum(idf[t] for t in q_terms), 1e-9)
