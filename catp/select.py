@@ -88,12 +88,13 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
 
     # Per unit, what its novelty was last worked out from: its terms still uncovered then, how many
     # terms were covered then, and their summed weight (None: all of its terms, factor 1).
-    uncovered: dict[int, list[str]] = {}
-    seen_covered: dict[int, int] = {}
-    fresh_weight: dict[int, float] = {}
-    totals: dict[int, float] = {}  # a unit's total term weight does not change: summed once
+    n = len(doc.units)
+    uncovered: list[list[str] | None] = [None] * n
+    seen_covered = [0] * n
+    fresh_weight: list[float | None] = [None] * n
+    totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
 
-    scores = [doc.scores.get(i, 0.0) for i in range(len(doc.units))]
+    scores = [doc.scores.get(i, 0.0) for i in range(n)]
     per_token = [max(u.tokens, 1) + gap_tokens for u in doc.units]  # what density divides by
 
     def density(i: int) -> float:
@@ -102,18 +103,18 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
             # Coverage only grows, so the terms still uncovered are a shrinking list; the fresh
             # weight changes only when that list does. fsum is exact: a set's order (str hashing is
             # seeded per process) cannot tip a tie, and a sum over fewer terms is the same as over all.
-            if seen_covered.get(i) != len(covered):
+            if seen_covered[i] != len(covered):
                 seen_covered[i] = len(covered)
-                left = uncovered.get(i)
+                left = uncovered[i]
                 if left is None:
                     left = terms[i]
                 now = [t for t in left if t not in covered]
                 if len(now) != len(left):
                     uncovered[i] = now
                     fresh_weight[i] = math.fsum([weight[t] for t in now])
-            fresh = fresh_weight.get(i)
+            fresh = fresh_weight[i]
             if fresh is not None:
-                total = totals.get(i)
+                total = totals[i]
                 if total is None:
                     total = totals[i] = math.fsum([weight[t] for t in terms[i]])
                 score *= fresh / total
