@@ -213,8 +213,9 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
     """jieba.posseg tags a text block by block (its own `re_han_internal.split`), and inside a Han block
     piece by piece along the dictionary route (words, and runs of single characters that its HMM tags,
     the costly part). A rule whose first token is a word list can only match from a piece containing one
-    of the words, and takes at most len(tokens)-1 more tokens: only those pieces are tagged, the rest
-    is skipped (a gap no match crosses). The tokens, and so the matches, are exactly those of tagging
+    of the words, and takes at most len(tokens)-1 more tokens: only those pieces are tagged (and the
+    tokens after them only when one of the piece's tokens is a first-token word), the rest is skipped
+    (a gap no match crosses). The tokens, and so the matches, are exactly those of tagging
     the whole sentence."""
     specs = rule.tokens
     first = specs[0]
@@ -225,12 +226,13 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
         yield from _scan(specs, tokens)
         return
     holds_word = _word_finder(tuple(first.words))
+    first_words = set(first.words)
     tail = len(specs) - 1  # tokens a match may take after its first one
     by_route = cache.get("route_ok")
     if by_route is None:
         by_route = cache["route_ok"] = _jieba_route_ok()
     region: list[tuple[int, int, str, str]] = []
-    pending = -1  # tokens still wanted after the last anchored piece; <= 0: none
+    pending = -1  # tokens still wanted after the last piece where a match can start; <= 0: none
     offset = start
     for block in posseg.re_han_internal.split(sentence):
         if not block:
@@ -254,8 +256,8 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
                     region.append((offset, offset + len(word), word, flag))
                     offset += len(word)
                     pending -= 1
-                if candidate:
-                    pending = tail
+                if candidate and any(word in first_words for word, _ in tagged):
+                    pending = tail  # a match may start here (not in 进行, which only holds 行)
             else:
                 if region:
                     yield from _scan(specs, region)
