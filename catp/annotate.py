@@ -39,6 +39,11 @@ def _split_at_deletions(doc: Document) -> None:
     units: list[Unit] = []
     for unit in doc.units:
         lo, hi = bisect_right(cuts, unit.start), bisect_left(cuts, unit.end)
+        stripped = unit.start < unit.end and not text[unit.start].isspace() and not text[unit.end - 1].isspace()
+        if lo == hi and stripped:  # no cut inside (segment's units are stripped): the same unit, renumbered
+            unit.index = len(units)
+            units.append(unit)
+            continue
         edges = [unit.start, *cuts[lo:hi], unit.end]
         first = True
         for a, b in zip(edges, edges[1:]):

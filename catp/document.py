@@ -82,7 +82,9 @@ class Document:
     unit_boost: list[int] = field(default_factory=list)  # strongest `boost` rule priority
     unit_value: list[float] = field(default_factory=list)  # summed weight of the protected spans in it
     unit_group: list[int] = field(default_factory=list)  # units sharing a group id are kept together (-1: alone)
+    token_starts: list[int] = field(default_factory=list)  # where each token of the text starts
     unit_terms: list[list[str]] = field(default_factory=list)  # content terms, for novelty in select
+    unit_term_sets: list[frozenset[str]] = field(default_factory=list)  # the same, each as a set
     term_weight: dict[str, float] = field(default_factory=dict)  # idf of each term within the document
     scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
     decisions: list[Decision] = field(default_factory=list)

@@ -76,25 +76,49 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     value = facts (rules) + information_weight x fresh information (scorer) + boost."""
     lead = section_lead(doc, policy)
     info_weight = policy.information_weight
-    terms = [set(ts) for ts in doc.unit_terms] if doc.unit_terms else None
+    terms = None
+    if doc.unit_terms:  # as sets (index_terms keeps them)
+        terms = doc.unit_term_sets if len(doc.unit_term_sets) == len(doc.unit_terms) else \
+            [frozenset(ts) for ts in doc.unit_terms]
     weight = doc.term_weight
     covered: set[str] = set()
     for i, k in enumerate(selection.kept):
         if k and terms:
             covered |= terms[i]
 
-    totals: dict[int, float] = {}  # a unit's total term weight does not change: summed once
+    # Per unit, what its novelty was last worked out from: its terms still uncovered then, how many
+    # terms were covered then, and their summed weight (None: all of its terms, factor 1).
+    n = len(doc.units)
+    uncovered: list[list[str] | None] = [None] * n
+    seen_covered = [0] * n
+    fresh_weight: list[float | None] = [None] * n
+    totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
+
+    scores = [doc.scores.get(i, 0.0) for i in range(n)]
+    per_token = [max(u.tokens, 1) + gap_tokens for u in doc.units]  # what density divides by
 
     def density(i: int) -> float:
-        score = doc.scores.get(i, 0.0)
-        if terms and terms[i] and score > 0:
-            # fsum is exact: a set's order (str hashing is seeded per process) cannot tip a tie
-            total = totals.get(i)
-            if total is None:
-                total = totals[i] = math.fsum([weight[t] for t in terms[i]])
-            fresh = math.fsum([weight[t] for t in terms[i] if t not in covered]) if covered else total
-            score *= fresh / total
-        return _value(doc, i, score, info_weight) * lead[i] / (max(doc.units[i].tokens, 1) + gap_tokens)
+        score = scores[i]
+        if terms and terms[i] and score > 0 and covered:
+            # Coverage only grows, so the terms still uncovered are a shrinking list; the fresh
+            # weight changes only when that list does. fsum is exact: a set's order (str hashing is
+            # seeded per process) cannot tip a tie, and a sum over fewer terms is the same as over all.
+            if seen_covered[i] != len(covered):
+                seen_covered[i] = len(covered)
+                left = uncovered[i]
+                if left is None:
+                    left = terms[i]
+                now = [t for t in left if t not in covered]
+                if len(now) != len(left):
+                    uncovered[i] = now
+                    fresh_weight[i] = math.fsum([weight[t] for t in now])
+            fresh = fresh_weight[i]
+            if fresh is not None:
+                total = totals[i]
+                if total is None:
+                    total = totals[i] = math.fsum([weight[t] for t in terms[i]])
+                score *= fresh / total
+        return _value(doc, i, score, info_weight) * lead[i] / per_token[i]
 
     taker = _Taker(doc, budget, gap_tokens, selection)
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not selection.kept[i]]

@@ -47,6 +47,33 @@ class TokenCounter:
             self._last_count = (text, n)
         return n
 
+    def count_joined(self, text: str, token_starts: list[int], pieces: list[tuple[int, int]], separator: str) -> int:
+        """count(separator.join(text[a:b] for a, b in pieces)), from the token starts of `text` where they
+        hold. With a chunk-safe tokenizer (see token_starts), some cuts (_is_cut: a space after a non-space
+        character, a comma or full stop after a letter ...) split the tokens of any text in two, the same on
+        either side. So the tokens of each piece from its first such cut to its last are those of `text`
+        there (counted from `token_starts`); only the rest, with the separators, is encoded: the pieces'
+        edges and the pieces without two cuts.
+        The joined text is remembered as `count` remembers it (the pruner counts its output again)."""
+        joined = separator.join([text[a:b] for a, b in pieces])
+        if not token_starts or len(joined) < 10_000 or not self._chunkable():
+            return self.count(joined)
+        edges: list[str] = []  # the joined text without each piece's inner part
+        inner = 0
+        for k, (a, b) in enumerate(pieces):
+            if k:
+                edges.append(separator)
+            cuts = _inner_cuts(text, a + 1, b)
+            if cuts is not None and _is_cut(text[cuts[0] - 1], text[cuts[1]]):  # the edges join at a cut too
+                first, last = cuts
+                inner += bisect_left(token_starts, last) - bisect_left(token_starts, first)
+                edges += (text[a:first], text[last:b])
+            else:
+                edges.append(text[a:b])
+        n = inner + len(self._tok.encode("".join(edges), add_special_tokens=False).ids)
+        self._last_count = (joined, n)
+        return n
+
     def token_starts(self, text: str, chunk_chars: int = 50_000) -> list[int]:
         """Character offset where each token starts, exactly as one encode of the whole text gives.
         A long text is encoded in chunks, in parallel (the Rust side uses every core), when the
@@ -131,6 +158,40 @@ def _last_safe_cut(text: str, lo: int, hi: int) -> int | None:
             return sp
         sp = text.rfind(" ", lo, sp)
     return None
+
+
+# Cuts inside a text where a chunk-safe tokenizer always splits, whatever comes before or after: a space
+# after a non-space character, or one of these marks after a letter (no pre-tokenized piece runs from a
+# letter into punctuation; a mark starts a piece of its own, and NFC never joins it to the letter).
+_CUT_MARKS = "，。；：、！？）】〕》」”,.;:!?)]"
+_CUT_CANDIDATE = None
+
+
+def _is_cut(before: str, at: str) -> bool:
+    return (at == " " and not before.isspace()) or (at in _CUT_MARKS and before.isalpha())
+
+
+def _inner_cuts(text: str, lo: int, hi: int) -> tuple[int, int] | None:
+    """The first and the last cut at positions in [lo, hi) (lo > 0), if there are two."""
+    global _CUT_CANDIDATE
+    if _CUT_CANDIDATE is None:
+        import regex
+
+        marks = "[ " + regex.escape(_CUT_MARKS) + "]"
+        _CUT_CANDIDATE = (regex.compile(marks), regex.compile(marks, regex.REVERSE))
+    forward, backward = _CUT_CANDIDATE
+    first = last = None
+    for m in forward.finditer(text, lo, hi):
+        if _is_cut(text[m.start() - 1], text[m.start()]):
+            first = m.start()
+            break
+    if first is None:
+        return None
+    for m in backward.finditer(text, first + 1, hi):
+        if _is_cut(text[m.start() - 1], text[m.start()]):
+            last = m.start()
+            break
+    return None if last is None else (first, last)
 
 
 _SAFE_CUT = None

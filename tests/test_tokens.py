@@ -140,3 +140,17 @@ def test_a_broken_tokenizer_file_is_an_error(tmp_path, bad):
 def test_missing_tokenizer_file(tmp_path):
     with pytest.raises(TokenizerError, match="not found"):
         load_token_counter.__wrapped__(str(tmp_path / "nope.json"))
+
+
+@pytest.mark.parametrize("separator", [" … ", "\n", "", " "])
+def test_count_joined_equals_one_encode_of_the_joined_text(qwen, separator):
+    import random
+
+    rng = random.Random(7)
+    for text in real_en_zh(max_chars=60_000) + real_texts("e3c_en", 2, 60_000):
+        starts = qwen.token_starts(text)
+        cuts = sorted(rng.sample(range(1, len(text)), 400))
+        pieces = [(a, b) for a, b in zip(cuts[::2], cuts[1::2]) if rng.random() < 0.5]
+        joined = separator.join(text[a:b] for a, b in pieces)
+        expected = len(qwen._tok.encode(joined, add_special_tokens=False).ids)
+        assert qwen.count_joined(text, starts, pieces, separator) == expected

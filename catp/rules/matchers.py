@@ -44,6 +44,8 @@ class Matcher:
     def __init__(self, rule, where: dict) -> None:
         self.rule = rule
         self.action = Action(rule.action)
+        self._labels = (rule.category, rule.id, rule.priority, self.action)  # what each Span carries
+        self._expand = getattr(rule, "expand", "none")
 
     def applies(self, lang: str) -> bool:
         return lang in self.rule.lang
@@ -52,20 +54,18 @@ class Matcher:
         raise NotImplementedError
 
     def span(self, start: int, end: int) -> Span:
-        r = self.rule
-        return Span(start, end, r.category, r.id, r.priority, self.action)
+        return Span(start, end, *self._labels)
 
     def expanded(self, ctx: MatchContext, start: int, end: int) -> Span:
         """The span grown to its enclosing clause or sentence when the rule asks for it."""
-        expand = getattr(self.rule, "expand", "none")
+        expand = self._expand
         if expand == "clause":
             start, end = ctx.clause_start(start), max(end, ctx.clause_end(start))
         elif expand == "sentence":
             start, end = ctx.sentence_start(start), max(end, ctx.sentence_end(start))
         else:
-            return self.span(start, end)
-        r = self.rule
-        return Span(start, end, r.category, r.id, r.priority, self.action, whole=True)
+            return Span(start, end, *self._labels)
+        return Span(start, end, *self._labels, whole=True)
 
 
 @register_matcher("regex")

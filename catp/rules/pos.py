@@ -213,8 +213,9 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
     """jieba.posseg tags a text block by block (its own `re_han_internal.split`), and inside a Han block
     piece by piece along the dictionary route (words, and runs of single characters that its HMM tags,
     the costly part). A rule whose first token is a word list can only match from a piece containing one
-    of the words, and takes at most len(tokens)-1 more tokens: only those pieces are tagged, the rest
-    is skipped (a gap no match crosses). The tokens, and so the matches, are exactly those of tagging
+    of the words, and takes at most len(tokens)-1 more tokens: only those pieces are tagged (and the
+    tokens after them only when one of the piece's tokens is a first-token word), the rest is skipped
+    (a gap no match crosses). The tokens, and so the matches, are exactly those of tagging
     the whole sentence."""
     specs = rule.tokens
     first = specs[0]
@@ -224,18 +225,19 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
         tokens = _tokens(posseg.cut(sentence, HMM=True), start)
         yield from _scan(specs, tokens)
         return
-    words = first.words
+    holds_word = _word_finder(tuple(first.words))
+    first_words = set(first.words)
     tail = len(specs) - 1  # tokens a match may take after its first one
     by_route = cache.get("route_ok")
     if by_route is None:
         by_route = cache["route_ok"] = _jieba_route_ok()
     region: list[tuple[int, int, str, str]] = []
-    pending = -1  # tokens still wanted after the last anchored piece; <= 0: none
+    pending = -1  # tokens still wanted after the last piece where a match can start; <= 0: none
     offset = start
     for block in posseg.re_han_internal.split(sentence):
         if not block:
             continue
-        anchored = any(w in block for w in words)
+        anchored = holds_word(block) is not None
         if not anchored and pending <= 0:
             if region:
                 yield from _scan(specs, region)
@@ -247,15 +249,15 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
         else:
             pieces = [(block, None)]
         for piece, is_word in pieces:
-            candidate = anchored and any(w in piece for w in words)
+            candidate = anchored and holds_word(piece) is not None
             if candidate or pending > 0:
                 tagged = _tag_block(piece, cache) if is_word is None else _tag_segment(piece, is_word, cache)
                 for word, flag in tagged:
                     region.append((offset, offset + len(word), word, flag))
                     offset += len(word)
                     pending -= 1
-                if candidate:
-                    pending = tail
+                if candidate and any(word in first_words for word, _ in tagged):
+                    pending = tail  # a match may start here (not in 进行, which only holds 行)
             else:
                 if region:
                     yield from _scan(specs, region)
@@ -263,6 +265,12 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
                 offset += len(piece)
     if region:
         yield from _scan(specs, region)
+
+
+@lru_cache(maxsize=64)
+def _word_finder(words: tuple[str, ...]):
+    """`search(s)` that finds one of `words` in s (not None) exactly when `any(w in s for w in words)`."""
+    return re.compile("|".join(re.escape(w) for w in words)).search
 
 
 def _tokens(pairs, offset: int) -> list[tuple[int, int, str, str]]:

@@ -37,14 +37,16 @@ def unit_terms(text: str) -> list[str]:
 
 
 def index_terms(doc: Document) -> None:
-    """Fill doc.unit_terms and doc.term_weight (idf over the document's units), once per document."""
-    if doc.unit_terms and len(doc.unit_terms) == len(doc.units):
+    """Fill doc.unit_terms, doc.unit_term_sets and doc.term_weight (idf over the document's units),
+    once per document."""
+    if doc.unit_terms and len(doc.unit_terms) == len(doc.units) and len(doc.unit_term_sets) == len(doc.units):
         return
     text = doc.text
     doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
+    doc.unit_term_sets = [frozenset(ts) for ts in doc.unit_terms]
     df: Counter[str] = Counter()
-    for ts in doc.unit_terms:
-        df.update(set(ts))
+    for ts in doc.unit_term_sets:
+        df.update(ts)
     n = max(len(doc.units), 1)
     doc.term_weight = {t: math.log(1 + n / c) for t, c in df.items()}
 
@@ -71,7 +73,7 @@ class LexicalScorer:
             if not ts:
                 scores[i] = 0.0
                 continue
-            rarity = sum(idf[t] for t in ts) / math.log(1 + n)  # total information, not a mean
+            rarity = sum(map(idf.__getitem__, ts)) / math.log(1 + n)  # total information, not a mean
             if q_terms:  # relevance decides; rarity only breaks ties
                 hits = set(ts) & q_terms  # fsum: exact, so a set's (hash-seeded) order cannot change the result
                 relevance = math.fsum(idf[t] for t in hits) / max(math.fsum(idf[t] for t in q_terms), 1e-9)
