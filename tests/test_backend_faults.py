@@ -28,12 +28,22 @@ from catp.errors import BackendError
 Action = Callable[["_Handler"], None]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """The faults drop connections on purpose: a client that has gone is not worth a traceback on stderr."""
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class StandIn:
     def __init__(self) -> None:
         self.script: list[Action] = []
         self.requests: list[dict] = []
         self.release = threading.Event()  # ends every stall at teardown
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.standin = self
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
