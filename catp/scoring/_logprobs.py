@@ -110,16 +110,20 @@ def plan_lanes(windows: Sequence[Window], context: int, lanes: int, max_len: int
         length = windows[0].end - windows[0].start
         step = length - context
         per = min(per, max(1, 1 + (max_len - length) // step if step > 0 else 1))
-    pieces: list[list[Window]] = []
-    for c in chains:
-        k = -(-len(c) // per)
-        size, extra = divmod(len(c), k)
-        i = 0
-        for j in range(k):
-            n = size + (1 if j < extra else 0)
-            pieces.append(c[i:i + n])
-            i += n
-    return pieces
+    return [piece for c in chains for piece in even_batches(c, per)]
+
+
+def even_batches(items: Sequence, most: int) -> list:
+    """Split into the fewest batches of at most `most`, sizes differing by at most one
+    (fewer distinct shapes for compiled kernels, no tiny last batch)."""
+    k = -(-len(items) // most)
+    size, extra = divmod(len(items), k) if k else (0, 0)
+    out, i = [], 0
+    for j in range(k):
+        n = size + (1 if j < extra else 0)
+        out.append(items[i:i + n])
+        i += n
+    return out
 
 
 def _next_needed(needed: Sequence[tuple[int, int]], starts: list[int], p: int) -> int | None:

@@ -27,6 +27,7 @@ from catp.scoring._logprobs import (
     QUESTION_TEMPLATE,
     SelfInformationScorer,
     Window,
+    even_batches,
     needed_ranges,
     plan_lanes,
     split_options,
@@ -246,7 +247,7 @@ class LMScorer(SelfInformationScorer):
         length = windows[0].end - windows[0].start
         starts = [a for a, _ in needed]
         arange = torch.arange(length, device=dev)
-        for batch in _even_batches(windows, max(1, self.batch_tokens // length)):
+        for batch in even_batches(windows, max(1, self.batch_tokens // length)):
             pos_parts, flat_parts = [], []
             for b, w in enumerate(batch):
                 for lo, hi in needed_ranges(needed, starts, w.score_from, w.end):
@@ -439,16 +440,3 @@ def _triton_lse(torch, device):
         return lse_minus_target
     except Exception:
         return None
-
-
-def _even_batches(items, most: int):
-    """Split into the fewest batches of at most `most`, sizes differing by at most one
-    (fewer distinct shapes for compiled kernels, no tiny last batch)."""
-    k = -(-len(items) // most)
-    size, extra = divmod(len(items), k) if k else (0, 0)
-    out, i = [], 0
-    for j in range(k):
-        n = size + (1 if j < extra else 0)
-        out.append(items[i:i + n])
-        i += n
-    return out
