@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from evals.loaders.base import DataError, set_name
-from evals.schema import DataSet, EvalDoc, Gold
+from evals.loaders.base import DataError, RecordJoiner, set_name
+from evals.schema import DataSet, Gold
 
 CCKS_SECTIONS = ("一般项目", "病史特点", "诊疗经过", "出院情况")
 _CCKS_FILE = re.compile(r"(.+)-(\d+)\.txtoriginal\.txt")
@@ -25,31 +25,20 @@ def load_ccks_raw(path: Path, min_chars: int = 15_000) -> list[DataSet]:
         m = _CCKS_FILE.fullmatch(original.name)
         if m:
             records.setdefault(int(m.group(2)), {})[m.group(1)] = original
-    docs, warnings, text, gold, numbers = [], [], "", [], []
-
-    def flush() -> None:
-        nonlocal text, gold, numbers
-        if text:
-            docs.append(EvalDoc(id=f"{set_name(path)}-{len(docs) + 1:03d}", domain="medical", lang="zh", text=text,
-                                gold=sorted(gold, key=lambda g: (g.start, g.end)),
-                                source=f"CCKS 2017 CNER raw ({path.name}), records {numbers[0]}-{numbers[-1]}"))
-        text, gold, numbers = "", [], []
-
+    joined = RecordJoiner(path, min_chars, domain="medical", lang="zh",
+                          source=f"CCKS 2017 CNER raw ({path.name}), records")
+    warnings: list[str] = []
     for number in sorted(records):
         files = records[number]
         order = [s for s in CCKS_SECTIONS if s in files] + sorted(set(files) - set(CCKS_SECTIONS))
-        text += ("\n\n" if text else "") + f"〔病历 {number}〕"
-        numbers.append(number)
+        joined.begin(str(number), f"〔病历 {number}〕")
         for section in order:
             body = files[section].read_text(encoding="utf-8-sig").rstrip("\r\n")
-            text += f"\n【{section}】\n"
-            base = len(text)
-            text += body
-            gold += _ccks_annotations(files[section], body, base, warnings)
-        if len(text) >= min_chars:
-            flush()
-    flush()
-    return [DataSet(set_name(path), str(path), docs, warnings)]
+            joined.add(f"\n【{section}】\n")
+            joined.gold += _ccks_annotations(files[section], body, joined.add(body), warnings)
+        joined.end()
+    joined.flush()
+    return [DataSet(set_name(path), str(path), joined.docs, warnings)]
 
 
 def _ccks_annotations(original: Path, body: str, base: int, warnings: list[str]) -> list[Gold]:

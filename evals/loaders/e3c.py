@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.loaders.base import DataError, guess_lang, head_of, set_name
-from evals.schema import DataSet, EvalDoc, Gold
+from evals.loaders.base import DataError, RecordJoiner, head_of, set_name
+from evals.schema import DataSet, Gold
 
 E3C_KINDS = {"CLINENTITY": "entity", "BODYPART": "entity", "RML": "number", "TIMEX3": "date"}
 
@@ -19,33 +19,19 @@ def load_e3c_xmi(path: Path, min_chars: int = 15_000) -> list[DataSet]:
     """Case reports in file-name order, joined into documents of at least `min_chars`, each
     under a header line `=== docName (docSource) ===`. Gold: clinical entities and body parts
     (entity), RML results and measurements (number), TIMEX3 by class (date)."""
-    docs, text, gold, names = [], "", [], []
-
-    def flush() -> None:
-        nonlocal text, gold, names
-        if text:
-            docs.append(EvalDoc(id=f"{set_name(path)}-{len(docs) + 1:03d}", domain="medical", lang=guess_lang(text),
-                                text=text, gold=sorted(gold, key=lambda g: (g.start, g.end)),
-                                source=f"E3C XMI ({path.name}), documents {names[0]}-{names[-1]}"))
-        text, gold, names = "", [], []
-
+    joined = RecordJoiner(path, min_chars, domain="medical", source=f"E3C XMI ({path.name}), documents")
     for xml in sorted(path.glob("*.xml")):
         case_text, name, source, spans = _e3c_case(xml)
-        if text:
-            text += "\n\n"
-        text += f"=== {name} ({source}) ===\n"
-        base = len(text)
-        text += case_text
-        names.append(name)
+        joined.begin(name, f"=== {name} ({source}) ===\n")
+        base = joined.add(case_text)
         for begin, end, label in spans:
             if 0 <= begin < end <= len(case_text):
                 kind = E3C_KINDS[label.split(":")[0]]
-                gold.append(Gold(start=base + begin, end=base + end, quote=case_text[begin:end], kind=kind,
-                                 label=label))
-        if len(text) >= min_chars:
-            flush()
-    flush()
-    return [DataSet(set_name(path), str(path), docs)]
+                joined.gold.append(Gold(start=base + begin, end=base + end, quote=case_text[begin:end], kind=kind,
+                                        label=label))
+        joined.end()
+    joined.flush()
+    return [DataSet(set_name(path), str(path), joined.docs)]
 
 
 def _e3c_case(xml: Path) -> tuple[str, str, str, list[tuple[int, int, str]]]:
