@@ -401,13 +401,19 @@ def test_manifest_accepts_the_model(tiny_model_dir: Path, tmp_path: Path):
         subprocess.run(["sha256sum", "--check", "--quiet", str(manifest)], cwd=model, check=True)
 
 
-def test_manifest_refuses_a_tampered_file(tiny_model_dir: Path, tmp_path: Path):
+def tampered_model(tiny_model_dir: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the tiny model and its manifest, then one bit of one weight flipped."""
     model = copy_model(tiny_model_dir, tmp_path / "m")
     manifest = write_manifest(model, tmp_path / "SHA256SUMS")
     weights = model / "model.safetensors"
     data = bytearray(weights.read_bytes())
-    data[-1] ^= 0x01  # one bit of one weight
+    data[-1] ^= 0x01
     weights.write_bytes(bytes(data))
+    return model, manifest
+
+
+def test_manifest_refuses_a_tampered_file(tiny_model_dir: Path, tmp_path: Path):
+    model, manifest = tampered_model(tiny_model_dir, tmp_path)
     with pytest.raises(ModelError, match="sha256 mismatch for model.safetensors"):
         LMScorer(str(model), sha256=str(manifest), device="cpu")
 
@@ -415,12 +421,7 @@ def test_manifest_refuses_a_tampered_file(tiny_model_dir: Path, tmp_path: Path):
 def test_cli_prune_and_batch_check_the_manifest(tiny_model_dir: Path, tmp_path: Path):
     """`--scorer-sha256` is one option shared by `catp prune` and `catp batch`: both refuse a
     tampered model (prune: exit 2 and one line; batch: an error row and exit 1), no traceback."""
-    model = copy_model(tiny_model_dir, tmp_path / "m")
-    manifest = write_manifest(model, tmp_path / "SHA256SUMS")
-    weights = model / "model.safetensors"
-    data = bytearray(weights.read_bytes())
-    data[-1] ^= 0x01
-    weights.write_bytes(bytes(data))
+    model, manifest = tampered_model(tiny_model_dir, tmp_path)
     doc = tmp_path / "doc.txt"
     doc.write_text("The fee is $5,000, payable on March 1, 2024. The weather was fine.\n", encoding="utf-8")
     root = Path(__file__).resolve().parents[1]
