@@ -5,7 +5,7 @@
     python benchmarks/stages.py cuad 131072 --against 1048576   # which stages are not linear
 
 It replays `Pruner.prune` stage by stage with the same calls (token_starts, segment, annotate, cost,
-score, select, finish), timing each with process_time (the GC paused, as prune pauses it) after a
+score, select, finish), timing each with process_time (the GC paused with the pipeline's own _gc_paused, as prune pauses it) after a
 warm-up prune; then times every rule's matcher alone on the segmented document. Stage names follow
 catp/pipeline.py; if the pipeline's private stage methods change, this script says so rather than guessing.
 """
@@ -13,7 +13,6 @@ catp/pipeline.py; if the pipeline's private stage methods change, this script sa
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
 import sys
 import time
@@ -22,26 +21,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import corpora  # noqa: E402
+from catp.pipeline import _gc_paused  # noqa: E402  (stages are timed as Pruner.prune runs them)
 
 
 def cpu(fn, repeat: int = 3):
     times, out = [], None
     for _ in range(repeat):
         c = time.process_time()
-        out = _gc_paused(fn)
+        with _gc_paused():
+            out = fn()
         times.append(time.process_time() - c)
     return statistics.median(times), out
-
-
-def _gc_paused(fn):
-    """fn() with the cyclic GC paused, as Pruner.prune runs its stages (catp/pipeline.py _gc_paused)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return fn()
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def main() -> int:
@@ -149,7 +139,8 @@ def linearity(kind: str, small: int, large: int, ratio: str) -> int:
 
     def timed(n, name, fn):
         c = time.process_time()
-        out = _gc_paused(fn)
+        with _gc_paused():
+            out = fn()
         times[n].setdefault(name, []).append(time.process_time() - c)
         return out
 
