@@ -76,10 +76,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     value = facts (rules) + information_weight x fresh information (scorer) + boost."""
     lead = section_lead(doc, policy)
     info_weight = policy.information_weight
-    terms = None
-    if doc.unit_terms:  # as sets (index_terms keeps them)
-        terms = doc.unit_term_sets if len(doc.unit_term_sets) == len(doc.unit_terms) else \
-            [frozenset(ts) for ts in doc.unit_terms]
+    terms = doc.unit_term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
     weight = doc.term_weight
     covered: set[str] = set()
     for i, k in enumerate(selection.kept):

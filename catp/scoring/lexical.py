@@ -39,7 +39,7 @@ def unit_terms(text: str) -> list[str]:
 def index_terms(doc: Document) -> None:
     """Fill doc.unit_terms, doc.unit_term_sets and doc.term_weight (idf over the document's units),
     once per document."""
-    if doc.unit_terms and len(doc.unit_terms) == len(doc.units) and len(doc.unit_term_sets) == len(doc.units):
+    if doc.unit_terms and len(doc.unit_terms) == len(doc.units):
         return
     text = doc.text
     doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
