@@ -102,6 +102,22 @@ def test_clause_kinds():
     assert len({u.sentence for u in doc.units}) == 1
 
 
+@pytest.mark.parametrize("text, kept_whole", [
+    ("This Agreement is made by Centrack International, Inc., a Delaware company, and others.",
+     "Centrack International, Inc.,"),
+    ("Signed by DELTA BETA ADVISORS, LP and by the Trustee of the fund.", "DELTA BETA ADVISORS, LP"),
+    ("The term begins on May 26, 2019, and ends on the fifth anniversary.", "on May 26, 2019,"),
+    ("Dated as of the 5th day of March 5th, 2020, between the parties.", "March 5th, 2020,"),
+])
+def test_names_and_dates_are_not_cut_at_their_commas(text, kept_whole):
+    assert any(kept_whole in piece for piece in sum(sentences_of(text), []))
+
+
+def test_other_commas_still_end_clauses():
+    assert sentences_of("The Licensee shall pay the fee, and the Licensor, in turn, shall deliver 2019 units.")[0] == [
+        "The Licensee shall pay the fee,", "and the Licensor,", "in turn,", "shall deliver 2019 units."]
+
+
 @pytest.mark.parametrize("text, pieces", [
     ("Mr. Smith signed the deed. It was filed.", ["Mr. Smith signed the deed.", "It was filed."]),
     ("The U.S. Government agrees. It pays.", ["The U.S. Government agrees.", "It pays."]),
