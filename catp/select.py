@@ -72,7 +72,9 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
                   policy: SelectionPolicy = DEFAULT_POLICY) -> None:
     """Lazy greedy: a unit's score counts only for terms not yet kept (novelty), so the extract
     covers more distinct content. Values only fall as units are taken, which makes lazy
-    re-evaluation exact (the standard greedy for submodular coverage).
+    re-evaluation exact (the standard greedy for submodular coverage). A unit's cost is its
+    tokens plus the gap marker it adds: none when it extends a kept run, minus one when it
+    joins two; a taken unit's neighbours get cheaper, so they are queued again.
     value = facts (rules) + information_weight x fresh information (scorer) + boost."""
     lead = section_lead(doc, policy)
     info_weight = policy.information_weight
@@ -92,7 +94,13 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
 
     scores = [doc.scores.get(i, 0.0) for i in range(n)]
-    per_token = [max(u.tokens, 1) + gap_tokens for u in doc.units]  # what density divides by
+    tokens = [max(u.tokens, 1) for u in doc.units]
+    kept = selection.kept
+
+    def cost(i: int) -> int:
+        """What density divides by: the unit's tokens and the gap markers it adds (or saves)."""
+        joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
+        return max(tokens[i] + gap_tokens * (1 - joins), 1)
 
     def density(i: int) -> float:
         score = scores[i]
@@ -115,7 +123,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
                 if total is None:
                     total = totals[i] = math.fsum([weight[t] for t in terms[i]])
                 score *= fresh / total
-        return _value(doc, i, score, info_weight) * lead[i] / per_token[i]
+        return _value(doc, i, score, info_weight) * lead[i] / cost(i)
 
     taker = _Taker(doc, budget, gap_tokens, selection)
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not selection.kept[i]]
@@ -128,9 +136,13 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
         if heap and current < -heap[0][0] - 1e-12:
             heapq.heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
             continue
-        for j in taker.take(i):
+        taken = taker.take(i)
+        for j in taken:
             if terms:
                 covered |= terms[j]
+        for j in {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n}:
+            if not kept[j] and not doc.unit_deleted[j]:
+                heapq.heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
 
 
 class _Taker:

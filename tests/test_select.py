@@ -113,3 +113,14 @@ def test_policy_lead_weight_favours_a_sections_opening():
     doc = make_doc([5] * 10, scores={i: 1.0 if i else 0.8 for i in range(10)})
     assert select(doc, 5, 0, SelectionPolicy(lead_weight=0.0, doc_lead_weight=0.0)).kept[0] is False
     assert select(doc, 5, 0, SelectionPolicy(lead_weight=2.0, doc_lead_weight=0.0)).kept[0] is True
+
+
+def test_a_unit_that_extends_a_kept_run_saves_its_gap_marker():
+    from catp.rules.schema import SelectionPolicy
+
+    # unit 0 goes first; then room for one of 1 (next to it: no marker) and 3 (apart: a marker),
+    # and 3 is worth a little more per token of its own
+    doc = make_doc([4, 4, 4, 4], priority=[90, 60, 0, 60], value=[10.0, 1.0, 0.0, 1.1])
+    flat = SelectionPolicy(lead_weight=0.0, doc_lead_weight=0.0)
+    assert select(doc, 10, 2, flat).kept == [True, True, False, False]
+    assert select(doc, 8, 0, flat).kept == [True, False, False, True]  # no markers: value per token decides
