@@ -29,12 +29,15 @@ def sections(doc: Document) -> list[tuple[int, int]]:
 
 
 def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float]:
-    """1 + lead_weight at a section's first unit, falling to 1 at lead_share of the section.
-    Sections start at headings; facts cluster in their openings (parties, dates, holdings).
+    """1 + lead_weight at a section's first unit after its heading, falling to 1 at lead_share of
+    the section. Sections start at headings; facts cluster in their openings (parties, dates,
+    holdings); the heading itself is valued by its rules alone.
     The document's own opening (title, parties, dates) gets doc_lead_weight on top."""
     n = len(doc.units)
     factor = [1.0] * n
     for a, b in sections(doc):
+        if doc.units[a].kind is UnitKind.HEADING and b - a > 1:
+            a += 1
         length = max(b - a, 1)
         for i in range(a, b):
             rel = (i - a) / length

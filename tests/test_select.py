@@ -124,3 +124,14 @@ def test_a_unit_that_extends_a_kept_run_saves_its_gap_marker():
     flat = SelectionPolicy(lead_weight=0.0, doc_lead_weight=0.0)
     assert select(doc, 10, 2, flat).kept == [True, True, False, False]
     assert select(doc, 8, 0, flat).kept == [True, False, False, True]  # no markers: value per token decides
+
+
+def test_the_section_lead_starts_after_the_heading():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    doc = make_doc([5] * 6)
+    doc.units[0].kind = doc.units[3].kind = UnitKind.HEADING
+    lead = section_lead(doc, SelectionPolicy(lead_weight=2.0, lead_share=0.5, doc_lead_weight=0.0))
+    assert lead[0] == lead[3] == 1.0  # headings are valued by their rules alone
+    assert lead[1] == lead[4] == 3.0 and lead[1] > lead[2] >= 1.0
