@@ -44,7 +44,20 @@ def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> lis
             factor[i] = 1.0 + policy.lead_weight * max(0.0, 1.0 - rel / policy.lead_share)
     for i in range(n):
         factor[i] *= 1.0 + policy.doc_lead_weight * max(0.0, 1.0 - i / max(n * policy.doc_lead_share, 1))
+    if policy.table_lead_weight:
+        _table_lead(doc, policy, factor)
     return factor
+
+
+def _table_lead(doc: Document, policy: SelectionPolicy, factor: list[float]) -> None:
+    """1 + table_lead_weight at a table's first row, falling to 1 at its table_lead_rows-th row."""
+    row = 0  # the row's place in its table (a run of table rows), from 0
+    for i, unit in enumerate(doc.units):
+        if unit.kind is not UnitKind.TABLE_ROW:
+            row = 0
+            continue
+        factor[i] *= 1.0 + policy.table_lead_weight * max(0.0, 1.0 - row / policy.table_lead_rows)
+        row += 1
 
 
 def _value(doc: Document, i: int, score: float, information_weight: float) -> float:

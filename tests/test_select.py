@@ -135,3 +135,16 @@ def test_the_section_lead_starts_after_the_heading():
     lead = section_lead(doc, SelectionPolicy(lead_weight=2.0, lead_share=0.5, doc_lead_weight=0.0))
     assert lead[0] == lead[3] == 1.0  # headings are valued by their rules alone
     assert lead[1] == lead[4] == 3.0 and lead[1] > lead[2] >= 1.0
+
+
+def test_a_tables_first_rows_weigh_more():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    doc = make_doc([5] * 7)
+    for i in (1, 2, 3, 5):
+        doc.units[i].kind = UnitKind.TABLE_ROW
+    flat = dict(lead_weight=0.0, doc_lead_weight=0.0)
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 7  # off by default
+    lead = section_lead(doc, SelectionPolicy(table_lead_weight=1.0, table_lead_rows=2, **flat))
+    assert lead == [1.0, 2.0, 1.5, 1.0, 1.0, 2.0, 1.0]  # each run of rows is a table of its own

@@ -133,6 +133,9 @@ class SelectionPolicy(BaseModel):
     lead_share: float = Field(0.3, gt=0, le=1, description="the share of a section its lead bonus covers")
     doc_lead_weight: float = Field(4.0, ge=0, le=100, description="extra weight at the document's first unit")
     doc_lead_share: float = Field(0.05, gt=0, le=1, description="the share of the document that bonus covers")
+    table_lead_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's first row")
+    table_lead_rows: int = Field(10, ge=1, le=10_000, description="the row of a table where that bonus has fallen to "
+                                 "nothing (a table's first rows hold its main lines; later ones, details)")
     whole_span_chars: int = Field(0, ge=0, le=100_000, description="a span a rule keeps whole (expand) counts one "
                                   "fact per this many characters; 0: one fact per span")
 
