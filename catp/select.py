@@ -30,8 +30,8 @@ def sections(doc: Document) -> list[tuple[int, int]]:
 
 def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float]:
     """1 + lead_weight at a section's first unit after its heading, falling to 1 at lead_share of
-    the section. Sections start at headings; facts cluster in their openings (parties, dates,
-    holdings); the heading itself is valued by its rules alone.
+    the section (or after lead_tokens tokens, when set). Sections start at headings; facts cluster
+    in their openings (parties, dates, holdings); the heading itself is valued by its rules alone.
     The document's own opening (title, parties, dates) gets doc_lead_weight on top."""
     n = len(doc.units)
     factor = [1.0] * n
@@ -39,9 +39,11 @@ def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> lis
         if doc.units[a].kind is UnitKind.HEADING and b - a > 1:
             a += 1
         length = max(b - a, 1)
+        before = 0  # tokens of the section before unit i
         for i in range(a, b):
-            rel = (i - a) / length
-            factor[i] = 1.0 + policy.lead_weight * max(0.0, 1.0 - rel / policy.lead_share)
+            rel = before / policy.lead_tokens if policy.lead_tokens else (i - a) / length / policy.lead_share
+            factor[i] = 1.0 + policy.lead_weight * max(0.0, 1.0 - rel)
+            before += doc.units[i].tokens
     for i in range(n):
         factor[i] *= 1.0 + policy.doc_lead_weight * max(0.0, 1.0 - i / max(n * policy.doc_lead_share, 1))
     if policy.table_lead_weight:

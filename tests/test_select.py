@@ -148,3 +148,12 @@ def test_a_tables_first_rows_weigh_more():
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 7  # off by default
     lead = section_lead(doc, SelectionPolicy(table_lead_weight=1.0, table_lead_rows=2, **flat))
     assert lead == [1.0, 2.0, 1.5, 1.0, 1.0, 2.0, 1.0]  # each run of rows is a table of its own
+
+
+def test_lead_tokens_bound_the_section_lead_in_tokens():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    doc = make_doc([10] * 8)
+    policy = SelectionPolicy(lead_weight=4.0, lead_tokens=20, doc_lead_weight=0.0)
+    assert section_lead(doc, policy) == [5.0, 3.0] + [1.0] * 6  # however long the section is

@@ -131,6 +131,8 @@ class SelectionPolicy(BaseModel):
     information_weight: float = Field(1.0, ge=0, le=1000, description="the scorer's information against the rules' facts")
     lead_weight: float = Field(2.0, ge=0, le=100, description="extra weight at a section's first unit")
     lead_share: float = Field(0.3, gt=0, le=1, description="the share of a section its lead bonus covers")
+    lead_tokens: int = Field(0, ge=0, le=1_000_000, description="when set, the lead bonus covers this many tokens of a "
+                             "section instead of lead_share of it (facts that sit in a section's first lines)")
     doc_lead_weight: float = Field(4.0, ge=0, le=100, description="extra weight at the document's first unit")
     doc_lead_share: float = Field(0.05, gt=0, le=1, description="the share of the document that bonus covers")
     table_lead_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's first row")
