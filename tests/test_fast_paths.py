@@ -1,7 +1,8 @@
 """The speed-ups are exact: each fast path gives what the plain path gives.
 
 - token_starts in chunks == the offsets of one encode of the whole text;
-- zh POS rules: tagging only the jieba route pieces that can hold a match == tagging the sentence;
+- zh POS rules: tagging only the jieba route pieces that can hold a match == tagging the sentence,
+  and the route itself (one pass) == jieba's get_DAG + calc;
 - en POS rules: tokenizing only the windows that can hold a match == tokenizing the sentence;
 - loading spaCy for the en POS rules does not import torch.
 (No timing here: speed is measured in benchmarks/.)
@@ -96,6 +97,24 @@ def test_zh_pos_pieces_match_like_whole_sentences():
             assert list(pos.match(rule, text, a, b, "zh", {})) == plain, (rule.id, a)
             found += len(plain)
     assert found > 50
+
+
+def jieba_route_ends(block: str) -> list[int]:
+    tokenizer = pos._jieba_posseg().dt.tokenizer
+    route: dict = {}
+    tokenizer.calc(block, tokenizer.get_DAG(block), route)
+    return [route[x][1] for x in range(len(block))]
+
+
+def test_zh_route_ends_equal_jiebas_dag_and_calc():
+    assert pos._jieba_route_ok()
+    posseg = pos._jieba_posseg()
+    texts = real_texts("cail2019_cjrc", 3, 20_000) + real_texts("ccks2017_cner", 3, 20_000)
+    blocks = [b for t in texts for b in posseg.re_han_internal.split(t) if b and posseg.re_han_internal.match(b)]
+    blocks += ["龘靐齉", "一二三四五六七八九十" * 3, "abc123", "中华人民共和国最高人民法院", "行行行行"]
+    assert len(blocks) > 1000
+    for block in blocks:
+        assert pos._route_ends(block) == jieba_route_ends(block), block
 
 
 def test_en_pos_windows_match_like_whole_sentences():
