@@ -1,6 +1,6 @@
 """The speed-ups are exact: each fast path gives what the plain path gives.
 
-- token_starts in chunks == the offsets of one encode of the whole text;
+- token_starts in chunks, and from the token ids, == the offsets of one encode of the whole text;
 - zh POS rules: tagging only the jieba route pieces that can hold a match == tagging the sentence,
   and the route itself (one pass) == jieba's get_DAG + calc;
 - en POS rules: tokenizing only the windows that can hold a match == tokenizing the sentence;
@@ -29,6 +29,9 @@ TRICKY = [
     "x  y   z\t\tq \u3000w\u00a0v " * 400,
     "Price: $1,234.56 (USD)\n\n\n  - item\n\t- item\n" * 200,
     "<|endoftext|>\n<|im_start|>user\nhi<|im_end|>\n" * 100,
+    "龘靐齉𠀀 😀😀 é ñ x" * 300,  # characters split over several byte-level tokens
+    "cafe\u0301 e\u0301te\u0301 Ω\u2126 \uf900 " * 300,  # not NFC: the offsets path
+    "plain ascii words and more words\n" * 300,
 ]
 
 
@@ -45,6 +48,16 @@ def one_encode(counter, text: str) -> list[int]:
 @pytest.mark.parametrize("text", TRICKY)
 def test_chunked_token_starts_equal_one_encode(qwen, text, chunk):
     assert qwen.token_starts(text, chunk_chars=chunk) == one_encode(qwen, text)
+
+
+def test_token_starts_from_ids_are_used_for_nfc_text(qwen, monkeypatch):
+    text = real_texts("cail2019_cjrc", 1, 20_000)[0] + TRICKY[6]
+
+    def no_offsets(*args, **kwargs):
+        raise AssertionError("offsets asked for")
+
+    monkeypatch.setattr(qwen._tok, "encode_batch", no_offsets, raising=False)
+    assert qwen.token_starts(text, chunk_chars=3_000) == one_encode(qwen, text)
 
 
 def test_chunked_token_starts_on_real_documents(qwen):
