@@ -46,7 +46,7 @@ class TokenCounter:
         last_text, last_n = self._last_count
         if text is last_text or (len(text) == len(last_text) and text == last_text):
             return last_n
-        n = len(self._tok.encode(text, add_special_tokens=False).ids)
+        n = self._n_tokens(text)
         if len(text) >= 10_000:
             self._last_count = (text, n)
         return n
@@ -74,9 +74,16 @@ class TokenCounter:
                 edges += (text[a:first], text[last:b])
             else:
                 edges.append(text[a:b])
-        n = inner + len(self._tok.encode("".join(edges), add_special_tokens=False).ids)
+        n = inner + self._n_tokens("".join(edges))
         self._last_count = (joined, n)
         return n
+
+    def _n_tokens(self, text: str) -> int:
+        """One encode, without offsets where the tokenizer can leave them out (tokenizers >= 0.20)."""
+        encode_fast = getattr(self._tok, "encode_batch_fast", None)
+        if encode_fast is None:
+            return len(self._tok.encode(text, add_special_tokens=False).ids)
+        return len(encode_fast([text], add_special_tokens=False)[0].ids)
 
     def token_starts(self, text: str, chunk_chars: int = 50_000) -> list[int]:
         """Character offset where each token starts, exactly as one encode of the whole text gives.
