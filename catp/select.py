@@ -74,63 +74,74 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     covers more distinct content. Values only fall as units are taken, which makes lazy
     re-evaluation exact (the standard greedy for submodular coverage).
     value = facts (rules) + information_weight x fresh information (scorer) + boost."""
-    lead = section_lead(doc, policy)
-    info_weight = policy.information_weight
+    kept = selection.kept
     terms = doc.unit_term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
-    weight = doc.term_weight
     covered: set[str] = set()
-    for i, k in enumerate(selection.kept):
+    for i, k in enumerate(kept):
         if k and terms:
             covered |= terms[i]
+    density = _density(doc, policy, gap_tokens, covered)
+    taker = _Taker(doc, budget, gap_tokens, selection)
+    heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not kept[i]]
+    heapq.heapify(heap)
+    heappop, heappush = heapq.heappop, heapq.heappush
+    while heap:
+        _, i = heappop(heap)
+        if kept[i]:
+            continue
+        current = density(i)
+        if heap and current < -heap[0][0] - 1e-12:
+            heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
+            continue
+        for j in taker.take(i):
+            if terms:
+                covered |= terms[j]
 
+
+def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: set[str]):
+    """density(i): unit i's value per token given the terms kept so far (`covered`, which only grows):
+    (facts + information_weight x fresh information + boost) x lead / (tokens + one gap marker)."""
+    n = len(doc.units)
+    terms = doc.unit_term_sets or None
+    term_weight = doc.term_weight.__getitem__
+    info_weight = policy.information_weight
+    facts = doc.unit_value
+    boost = [b / 100.0 for b in doc.unit_boost]
+    lead = section_lead(doc, policy)
+    per_token = [max(u.tokens, 1) + gap_tokens for u in doc.units]  # what density divides by
+    scores = [doc.scores.get(i, 0.0) for i in range(n)]
     # Per unit, what its novelty was last worked out from: its terms still uncovered then, how many
     # terms were covered then, and their summed weight (None: all of its terms, factor 1).
-    n = len(doc.units)
-    uncovered: list[list[str] | None] = [None] * n
+    uncovered: list[frozenset[str] | None] = [None] * n
     seen_covered = [0] * n
     fresh_weight: list[float | None] = [None] * n
     totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
-
-    scores = [doc.scores.get(i, 0.0) for i in range(n)]
-    per_token = [max(u.tokens, 1) + gap_tokens for u in doc.units]  # what density divides by
+    fsum = math.fsum
 
     def density(i: int) -> float:
         score = scores[i]
-        if terms and terms[i] and score > 0 and covered:
-            # Coverage only grows, so the terms still uncovered are a shrinking list; the fresh
-            # weight changes only when that list does. fsum is exact: a set's order (str hashing is
-            # seeded per process) cannot tip a tie, and a sum over fewer terms is the same as over all.
+        if terms and score > 0 and covered and terms[i]:
+            # Coverage only grows, so the terms still uncovered shrink; the fresh weight changes only
+            # when they do. fsum is exact: a set's order (str hashing is seeded per process) cannot tip
+            # a tie, and a sum over fewer terms is the same as over all.
             if seen_covered[i] != len(covered):
                 seen_covered[i] = len(covered)
                 left = uncovered[i]
                 if left is None:
                     left = terms[i]
-                now = [t for t in left if t not in covered]
+                now = left - covered
                 if len(now) != len(left):
                     uncovered[i] = now
-                    fresh_weight[i] = math.fsum([weight[t] for t in now])
+                    fresh_weight[i] = fsum(map(term_weight, now))
             fresh = fresh_weight[i]
             if fresh is not None:
                 total = totals[i]
                 if total is None:
-                    total = totals[i] = math.fsum([weight[t] for t in terms[i]])
+                    total = totals[i] = fsum(map(term_weight, terms[i]))
                 score *= fresh / total
-        return _value(doc, i, score, info_weight) * lead[i] / per_token[i]
+        return (facts[i] + info_weight * score + boost[i]) * lead[i] / per_token[i]  # _value's sum order
 
-    taker = _Taker(doc, budget, gap_tokens, selection)
-    heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not selection.kept[i]]
-    heapq.heapify(heap)
-    while heap:
-        _, i = heapq.heappop(heap)
-        if selection.kept[i]:
-            continue
-        current = density(i)
-        if heap and current < -heap[0][0] - 1e-12:
-            heapq.heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
-            continue
-        for j in taker.take(i):
-            if terms:
-                covered |= terms[j]
+    return density
 
 
 class _Taker:
