@@ -224,7 +224,11 @@ def _gc_paused():
     """CPython's cyclic GC paused while a document is pruned. A 128K-token document allocates some 10^5
     small objects (units, spans, term lists) that form no cycles; the collector still walked all of
     them and every other live object, twice per prune in full: 9-14% of the CPU time. Whatever cycles
-    there are get collected once it runs again (only the outermost call turns it back on)."""
+    there are get collected once it runs again (only the outermost call turns it back on).
+    The objects the prune allocated and kept (the cached analysis, the result) would then all be walked
+    by the next young collection, and again by the middle one: they go straight to the oldest
+    generation instead (gc.freeze + unfreeze moves every tracked object there without walking any),
+    unless the process keeps frozen objects of its own (then unfreeze would release them)."""
     if not gc.isenabled():
         yield
         return
@@ -232,6 +236,9 @@ def _gc_paused():
     try:
         yield
     finally:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         gc.enable()
 
 

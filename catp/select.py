@@ -94,65 +94,25 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     tokens plus the gap marker it adds: none when it extends a kept run, minus one when it
     joins two; a taken unit's neighbours get cheaper, so they are queued again.
     value = facts (rules) + information_weight x fresh information (scorer) + boost."""
-    lead = section_lead(doc, policy)
-    info_weight = policy.information_weight
+    kept = selection.kept
+    n = len(kept)
     terms = doc.unit_term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
-    weight = doc.term_weight
     covered: set[str] = set()
-    for i, k in enumerate(selection.kept):
+    for i, k in enumerate(kept):
         if k and terms:
             covered |= terms[i]
-
-    # Per unit, what its novelty was last worked out from: its terms still uncovered then, how many
-    # terms were covered then, and their summed weight (None: all of its terms, factor 1).
-    n = len(doc.units)
-    uncovered: list[list[str] | None] = [None] * n
-    seen_covered = [0] * n
-    fresh_weight: list[float | None] = [None] * n
-    totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
-
-    scores = [doc.scores.get(i, 0.0) for i in range(n)]
-    tokens = [max(u.tokens, 1) for u in doc.units]
-    kept = selection.kept
-
-    def cost(i: int) -> int:
-        """What density divides by: the unit's tokens and the gap markers it adds (or saves)."""
-        joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
-        return max(tokens[i] + gap_tokens * (1 - joins), 1)
-
-    def density(i: int) -> float:
-        score = scores[i]
-        if terms and terms[i] and score > 0 and covered:
-            # Coverage only grows, so the terms still uncovered are a shrinking list; the fresh
-            # weight changes only when that list does. fsum is exact: a set's order (str hashing is
-            # seeded per process) cannot tip a tie, and a sum over fewer terms is the same as over all.
-            if seen_covered[i] != len(covered):
-                seen_covered[i] = len(covered)
-                left = uncovered[i]
-                if left is None:
-                    left = terms[i]
-                now = [t for t in left if t not in covered]
-                if len(now) != len(left):
-                    uncovered[i] = now
-                    fresh_weight[i] = math.fsum([weight[t] for t in now])
-            fresh = fresh_weight[i]
-            if fresh is not None:
-                total = totals[i]
-                if total is None:
-                    total = totals[i] = math.fsum([weight[t] for t in terms[i]])
-                score *= fresh / total
-        return _value(doc, i, score, info_weight) * lead[i] / cost(i)
-
+    density = _density(doc, policy, gap_tokens, covered, kept)
     taker = _Taker(doc, budget, gap_tokens, selection)
-    heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not selection.kept[i]]
+    heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not kept[i]]
     heapq.heapify(heap)
+    heappop, heappush = heapq.heappop, heapq.heappush
     while heap:
-        _, i = heapq.heappop(heap)
-        if selection.kept[i]:
+        _, i = heappop(heap)
+        if kept[i]:
             continue
         current = density(i)
         if heap and current < -heap[0][0] - 1e-12:
-            heapq.heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
+            heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
             continue
         taken = taker.take(i)
         for j in taken:
@@ -160,7 +120,56 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
                 covered |= terms[j]
         for j in {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n}:
             if not kept[j] and not doc.unit_deleted[j]:
-                heapq.heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
+                heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
+
+
+def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: set[str], kept: list[bool]):
+    """density(i): unit i's value per token given the terms kept so far (`covered`, which only grows):
+    (facts + information_weight x fresh information + boost) x lead / cost, where cost is the unit's
+    tokens and the gap marker it adds (none next to one kept unit, minus one between two)."""
+    n = len(doc.units)
+    terms = doc.unit_term_sets or None
+    term_weight = doc.term_weight.__getitem__
+    info_weight = policy.information_weight
+    facts = doc.unit_value
+    boost = [b / 100.0 for b in doc.unit_boost]
+    lead = section_lead(doc, policy)
+    tokens = [max(u.tokens, 1) for u in doc.units]
+    scores = [doc.scores.get(i, 0.0) for i in range(n)]
+    # Per unit, what its novelty was last worked out from: its terms still uncovered then, how many
+    # terms were covered then, and their summed weight (None: all of its terms, factor 1).
+    uncovered: list[frozenset[str] | None] = [None] * n
+    seen_covered = [0] * n
+    fresh_weight: list[float | None] = [None] * n
+    totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
+    fsum = math.fsum
+
+    def density(i: int) -> float:
+        score = scores[i]
+        if terms and score > 0 and covered and terms[i]:
+            # Coverage only grows, so the terms still uncovered shrink; the fresh weight changes only
+            # when they do. fsum is exact: a set's order (str hashing is seeded per process) cannot tip
+            # a tie, and a sum over fewer terms is the same as over all.
+            if seen_covered[i] != len(covered):
+                seen_covered[i] = len(covered)
+                left = uncovered[i]
+                if left is None:
+                    left = terms[i]
+                now = left - covered
+                if len(now) != len(left):
+                    uncovered[i] = now
+                    fresh_weight[i] = fsum(map(term_weight, now))
+            fresh = fresh_weight[i]
+            if fresh is not None:
+                total = totals[i]
+                if total is None:
+                    total = totals[i] = fsum(map(term_weight, terms[i]))
+                score *= fresh / total
+        joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
+        cost = max(tokens[i] + gap_tokens * (1 - joins), 1)
+        return (facts[i] + info_weight * score + boost[i]) * lead[i] / cost  # _value's sum order
+
+    return density
 
 
 class _Taker:

@@ -1,7 +1,8 @@
 """The speed-ups are exact: each fast path gives what the plain path gives.
 
-- token_starts in chunks == the offsets of one encode of the whole text;
-- zh POS rules: tagging only the jieba route pieces that can hold a match == tagging the sentence;
+- token_starts in chunks, and from the token ids, == the offsets of one encode of the whole text;
+- zh POS rules: tagging only the jieba route pieces that can hold a match == tagging the sentence,
+  and the route itself (one pass) == jieba's get_DAG + calc;
 - en POS rules: tokenizing only the windows that can hold a match == tokenizing the sentence;
 - loading spaCy for the en POS rules does not import torch.
 (No timing here: speed is measured in benchmarks/.)
@@ -28,6 +29,9 @@ TRICKY = [
     "x  y   z\t\tq \u3000w\u00a0v " * 400,
     "Price: $1,234.56 (USD)\n\n\n  - item\n\t- item\n" * 200,
     "<|endoftext|>\n<|im_start|>user\nhi<|im_end|>\n" * 100,
+    "龘靐齉𠀀 😀😀 é ñ x" * 300,  # characters split over several byte-level tokens
+    "cafe\u0301 e\u0301te\u0301 Ω\u2126 \uf900 " * 300,  # not NFC: the offsets path
+    "plain ascii words and more words\n" * 300,
 ]
 
 
@@ -44,6 +48,16 @@ def one_encode(counter, text: str) -> list[int]:
 @pytest.mark.parametrize("text", TRICKY)
 def test_chunked_token_starts_equal_one_encode(qwen, text, chunk):
     assert qwen.token_starts(text, chunk_chars=chunk) == one_encode(qwen, text)
+
+
+def test_token_starts_from_ids_are_used_for_nfc_text(qwen, monkeypatch):
+    text = real_texts("cail2019_cjrc", 1, 20_000)[0] + TRICKY[6]
+
+    def no_offsets(*args, **kwargs):
+        raise AssertionError("offsets asked for")
+
+    monkeypatch.setattr(qwen._tok, "encode_batch", no_offsets, raising=False)
+    assert qwen.token_starts(text, chunk_chars=3_000) == one_encode(qwen, text)
 
 
 def test_chunked_token_starts_on_real_documents(qwen):
@@ -96,6 +110,24 @@ def test_zh_pos_pieces_match_like_whole_sentences():
             assert list(pos.match(rule, text, a, b, "zh", {})) == plain, (rule.id, a)
             found += len(plain)
     assert found > 50
+
+
+def jieba_route_ends(block: str) -> list[int]:
+    tokenizer = pos._jieba_posseg().dt.tokenizer
+    route: dict = {}
+    tokenizer.calc(block, tokenizer.get_DAG(block), route)
+    return [route[x][1] for x in range(len(block))]
+
+
+def test_zh_route_ends_equal_jiebas_dag_and_calc():
+    assert pos._jieba_route_ok()
+    posseg = pos._jieba_posseg()
+    texts = real_texts("cail2019_cjrc", 3, 20_000) + real_texts("ccks2017_cner", 3, 20_000)
+    blocks = [b for t in texts for b in posseg.re_han_internal.split(t) if b and posseg.re_han_internal.match(b)]
+    blocks += ["龘靐齉", "一二三四五六七八九十" * 3, "abc123", "中华人民共和国最高人民法院", "行行行行"]
+    assert len(blocks) > 1000
+    for block in blocks:
+        assert pos._route_ends(block) == jieba_route_ends(block), block
 
 
 def test_en_pos_windows_match_like_whole_sentences():

@@ -187,3 +187,21 @@ def test_question_keeps_the_most_relevant_section_whole_when_it_fits():
     assert result.stats.output_tokens <= result.stats.budget
     plain = pruner.prune(text, ratio="1/5")
     assert "(columnar dollars in millions, excerpt 3)" not in "".join(text[k.start:k.end] for k in plain.kept)
+
+
+def test_prune_leaves_the_gc_on_and_the_processs_frozen_objects_frozen(pruner):
+    import gc
+
+    text = real_texts("cail2019_cjrc", 1, 3000)[0]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    pruner.prune(text, ratio=0.25)
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # what it allocated went to the oldest generation
+    keep = [[n] for n in range(100)]
+    gc.freeze()  # a process that froze its objects (before forking workers) keeps them frozen
+    try:
+        frozen = gc.get_freeze_count()
+        pruner.prune(text, ratio=0.25)
+        assert gc.isenabled() and gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+    del keep

@@ -84,6 +84,22 @@ def test_token_starts_in_chunks_cover_the_text(qwen):
     assert abs(len(chunked) - len(whole)) <= len(whole) // 100
 
 
+def test_tokenizers_without_encode_batch_fast_count_and_start_the_same(qwen):
+    class Older:  # a tokenizers.Tokenizer from before encode_batch_fast (tokenizers < 0.20)
+        def __init__(self, tok):
+            self._tok = tok
+
+        def __getattr__(self, name):
+            if name == "encode_batch_fast":
+                raise AttributeError(name)
+            return getattr(self._tok, name)
+
+    older = TokenCounter(Older(qwen._tok), "older")
+    for text in SAMPLES:
+        assert older.count(text) == qwen.count(text)
+        assert older.token_starts(text) == qwen.token_starts(text)
+
+
 def test_window_end(qwen):
     text = "one two three four five"
     starts = qwen.token_starts(text)

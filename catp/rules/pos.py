@@ -10,6 +10,7 @@ import logging
 import re
 from collections.abc import Iterator
 from functools import lru_cache
+from math import log
 
 from catp.rules.schema import PosRule, PosToken
 
@@ -60,11 +61,11 @@ def _tag_block(block: str, cache: dict) -> list[tuple[str, str]]:
 
 
 def _jieba_route_ok() -> bool:
-    """jieba 0.42.1's POSTokenizer internals that _han_segments mirrors are present."""
+    """jieba 0.42.1's POSTokenizer internals that _han_segments and _route_ends mirror are present."""
     dt = getattr(_jieba_posseg(), "dt", None)
     return all(hasattr(dt, a) for a in ("tokenizer", "word_tag_tab", "makesure_userdict_loaded",
                                         "_POSTokenizer__cut_detail")) and \
-        all(hasattr(dt.tokenizer, a) for a in ("get_DAG", "calc", "FREQ"))
+        all(hasattr(dt.tokenizer, a) for a in ("check_initialized", "FREQ", "total"))
 
 
 def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
@@ -74,14 +75,10 @@ def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
     key = ("route", block)
     segments = cache.get(key)
     if segments is None:
-        dt = _jieba_posseg().dt
-        dt.makesure_userdict_loaded()
-        dag = dt.tokenizer.get_DAG(block)
-        route: dict = {}
-        dt.tokenizer.calc(block, dag, route)
+        ends = _route_ends(block)
         segments, x, buf, n = [], 0, None, len(block)
         while x < n:
-            y = route[x][1] + 1
+            y = ends[x] + 1
             if y - x == 1:
                 if buf is None:
                     buf = x
@@ -95,6 +92,34 @@ def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
             segments.append((block[buf:], False))
         cache[key] = segments
     return segments
+
+
+def _route_ends(block: str) -> list[int]:
+    """route[x][1] of jieba's Tokenizer.get_DAG + calc for each start x: where the best route's word
+    from x ends. One right-to-left pass over the same dictionary words, with the same sums in the same
+    order and the same tie-break (max over (value, end) tuples: on equal values the later end wins)."""
+    dt = _jieba_posseg().dt
+    dt.makesure_userdict_loaded()
+    dt.tokenizer.check_initialized()
+    freq, logtotal = dt.tokenizer.FREQ, log(dt.tokenizer.total)
+    n = len(block)
+    value = [0.0] * (n + 1)  # route[x][0]
+    ends = [0] * n
+    for k in range(n - 1, -1, -1):
+        best, end = None, k
+        i, frag = k, block[k]
+        while i < n and frag in freq:  # the words of the DAG from k (a prefix of one has frequency 0)
+            f = freq[frag]
+            if f:
+                v = log(f) - logtotal + value[i + 1]
+                if best is None or v >= best:
+                    best, end = v, i
+            i += 1
+            frag = block[k : i + 1]
+        if best is None:  # no word from k: the character alone, frequency 1 (jieba's `or 1`)
+            best = log(1) - logtotal + value[k + 1]
+        value[k], ends[k] = best, end
+    return ends
 
 
 def _tag_segment(text: str, is_word: bool, cache: dict) -> list[tuple[str, str]]:
