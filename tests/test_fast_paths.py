@@ -130,8 +130,9 @@ def test_zh_route_ends_equal_jiebas_dag_and_calc():
     blocks = [b for t in texts for b in posseg.re_han_internal.split(t) if b and posseg.re_han_internal.match(b)]
     blocks += ["龘靐齉", "一二三四五六七八九十" * 3, "abc123", "中华人民共和国最高人民法院", "行行行行"]
     assert len(blocks) > 1000
+    word_logp: dict = {}  # shared by all blocks, as one document's cache shares it
     for block in blocks:
-        assert pos._route_ends(block) == jieba_route_ends(block), block
+        assert pos._route_ends(block) == jieba_route_ends(block) == pos._route_ends(block, word_logp), block
 
 
 def test_en_pos_windows_match_like_whole_sentences():
