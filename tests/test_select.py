@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catp.document import Document, Unit, UnitKind
 from catp import select as select_mod
+from catp.document import Document, Unit, UnitKind
 from catp.select import rank, runs, select
 
 
