@@ -188,8 +188,10 @@ class _Taker:
         kept, doc = self.sel.kept, self.doc
         if kept[i]:
             return []
-        n = len(kept)
         group = doc.unit_group[i] if doc.unit_group else -1
+        if group == -1 and self.sel.estimated_tokens + doc.units[i].tokens - self.gap > self.budget:
+            return []  # cannot fit: joining two runs saves one gap marker at most
+        n = len(kept)
         take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
         cost, runs_after = 0, self.runs_now
         for j in take:  # add one by one on the live flags to count runs; undone if it does not fit

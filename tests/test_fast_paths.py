@@ -4,6 +4,7 @@
 - zh POS rules: tagging only the jieba route pieces that can hold a match == tagging the sentence,
   and the route itself (one pass) == jieba's get_DAG + calc;
 - en POS rules: tokenizing only the windows that can hold a match == tokenizing the sentence;
+- the lexical term index (bigrams by map, document frequencies in one Counter) == the plain loops;
 - loading spaCy for the en POS rules does not import torch.
 (No timing here: speed is measured in benchmarks/.)
 """
@@ -17,8 +18,11 @@ from pathlib import Path
 import pytest
 from _samples import real_texts
 
+from catp.document import Document
 from catp.rules import pos
 from catp.rules.loader import resolve
+from catp.scoring.lexical import _STOP, _TERMS, index_terms, unit_terms
+from catp.segment import segment
 from catp.tokens import _safe_chunks, load_token_counter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,8 +130,9 @@ def test_zh_route_ends_equal_jiebas_dag_and_calc():
     blocks = [b for t in texts for b in posseg.re_han_internal.split(t) if b and posseg.re_han_internal.match(b)]
     blocks += ["龘靐齉", "一二三四五六七八九十" * 3, "abc123", "中华人民共和国最高人民法院", "行行行行"]
     assert len(blocks) > 1000
+    word_logp: dict = {}  # shared by all blocks, as one document's cache shares it
     for block in blocks:
-        assert pos._route_ends(block) == jieba_route_ends(block), block
+        assert pos._route_ends(block) == jieba_route_ends(block) == pos._route_ends(block, word_logp), block
 
 
 def test_en_pos_windows_match_like_whole_sentences():
@@ -150,3 +155,33 @@ def test_spacy_for_en_rules_does_not_load_torch():
             "import importlib.util; assert importlib.util.find_spec('torch') is None or __import__('torch')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr.decode()
+
+
+def _plain_unit_terms(text: str) -> list[str]:
+    terms: list[str] = []
+    for tok in _TERMS.findall(text.lower()):
+        if tok[0] >= "\u3400":
+            terms.extend([tok] if len(tok) == 1 else [tok[i : i + 2] for i in range(len(tok) - 1)])
+        elif tok not in _STOP:
+            terms.append(tok)
+    return terms
+
+
+def test_lexical_term_index_equals_plain_loops():
+    import math
+    from collections import Counter
+
+    for name in ("cuad", "cail2019_cjrc", "ccks2017_cner"):
+        for text in [*real_texts(name, 2, 60_000), *TRICKY]:
+            doc = Document(text=text)
+            segment(doc)
+            index_terms(doc)
+            pieces = [text[u.start : u.end] for u in doc.units]
+            assert doc.unit_terms == [_plain_unit_terms(p) for p in pieces] == [unit_terms(p) for p in pieces]
+            assert doc.unit_term_sets == [frozenset(ts) for ts in doc.unit_terms]
+            df: Counter[str] = Counter()
+            for ts in doc.unit_term_sets:
+                df.update(ts)
+            n = max(len(doc.units), 1)
+            weights = {t: math.log(1 + n / c) for t, c in df.items()}
+            assert doc.term_weight == weights and list(doc.term_weight) == list(weights), name

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from catp import select as select_mod
 from catp.document import Document, Unit, UnitKind
 from catp.select import rank, runs, select
 
@@ -89,6 +90,46 @@ def test_estimate_never_exceeds_budget(spec, budget, gap):
     assert exact == sel.estimated_tokens
     assert not any(k and d for k, d in zip(sel.kept, deleted))
     assert sorted(sel.added) == [i for i, k in enumerate(sel.kept) if k]
+
+
+class _PlainTaker(select_mod._Taker):
+    """take() without the early 'cannot fit' check: the cost recomputed from scratch with runs()."""
+
+    def take(self, i):
+        kept, doc, gap = self.sel.kept, self.doc, self.gap
+        if kept[i]:
+            return []
+        group = doc.unit_group[i] if doc.unit_group else -1
+        take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
+        before = gap * max(len(runs(kept)) - 1, 0)
+        for j in take:
+            kept[j] = True
+        cost = sum(doc.units[j].tokens for j in take) + gap * max(len(runs(kept)) - 1, 0) - before
+        if self.sel.estimated_tokens + cost <= self.budget:
+            self.sel.estimated_tokens += cost
+            self.sel.added.extend(take)
+            return take
+        for j in take:
+            kept[j] = False
+        return []
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.sampled_from([0, 0, 60, 80]), st.sampled_from([-1, -1, -1, 0, 1]),
+                          st.floats(0, 5, allow_nan=False)), min_size=1, max_size=25),
+       st.integers(0, 80), st.integers(0, 4))
+def test_select_equals_a_plain_cost_count(spec, budget, gap):
+    """The early 'cannot fit' check in _Taker.take changes no decision."""
+    import pytest
+
+    tokens, priority, group, scores = zip(*spec)
+    doc = make_doc(list(tokens), priority=list(priority), scores=dict(enumerate(scores)))
+    doc.unit_group = list(group)
+    fast = select(doc, budget, gap)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(select_mod, "_Taker", _PlainTaker)
+        plain = select(doc, budget, gap)
+    assert (fast.kept, fast.added, fast.estimated_tokens) == (plain.kept, plain.added, plain.estimated_tokens)
 
 
 def test_runs():

@@ -75,7 +75,7 @@ def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
     key = ("route", block)
     segments = cache.get(key)
     if segments is None:
-        ends = _route_ends(block)
+        ends = _route_ends(block, cache.setdefault("word_logp", {}))
         segments, x, buf, n = [], 0, None, len(block)
         while x < n:
             y = ends[x] + 1
@@ -94,24 +94,33 @@ def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
     return segments
 
 
-def _route_ends(block: str) -> list[int]:
+def _route_ends(block: str, word_logp: dict | None = None) -> list[int]:
     """route[x][1] of jieba's Tokenizer.get_DAG + calc for each start x: where the best route's word
     from x ends. One right-to-left pass over the same dictionary words, with the same sums in the same
-    order and the same tie-break (max over (value, end) tuples: on equal values the later end wins)."""
+    order and the same tie-break (max over (value, end) tuples: on equal values the later end wins).
+    `word_logp` (one dict per document) remembers each fragment's log(freq) - log(total) (None: a prefix
+    of a word, frequency 0), so a fragment's dictionary lookup and log are paid once."""
     dt = _jieba_posseg().dt
     dt.makesure_userdict_loaded()
     dt.tokenizer.check_initialized()
     freq, logtotal = dt.tokenizer.FREQ, log(dt.tokenizer.total)
+    word_logp = {} if word_logp is None else word_logp
+    remembered = word_logp.get
     n = len(block)
     value = [0.0] * (n + 1)  # route[x][0]
     ends = [0] * n
     for k in range(n - 1, -1, -1):
         best, end = None, k
         i, frag = k, block[k]
-        while i < n and frag in freq:  # the words of the DAG from k (a prefix of one has frequency 0)
-            f = freq[frag]
-            if f:
-                v = log(f) - logtotal + value[i + 1]
+        while i < n:  # the words of the DAG from k (a prefix of one has frequency 0)
+            logp = remembered(frag, _UNSEEN)
+            if logp is _UNSEEN:
+                f = freq.get(frag)
+                if f is None:
+                    break
+                logp = word_logp[frag] = log(f) - logtotal if f else None
+            if logp is not None:
+                v = logp + value[i + 1]
                 if best is None or v >= best:
                     best, end = v, i
             i += 1
@@ -120,6 +129,9 @@ def _route_ends(block: str) -> list[int]:
             best = log(1) - logtotal + value[k + 1]
         value[k], ends[k] = best, end
     return ends
+
+
+_UNSEEN = object()
 
 
 def _tag_segment(text: str, is_word: bool, cache: dict) -> list[tuple[str, str]]:

@@ -9,8 +9,10 @@ question's rare terms rank first (BM25-style overlap).
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 
 import regex
 
@@ -30,7 +32,7 @@ def unit_terms(text: str) -> list[str]:
             if len(tok) == 1:
                 terms.append(tok)
             else:
-                terms.extend(tok[i : i + 2] for i in range(len(tok) - 1))
+                terms.extend(map(operator.add, tok, tok[1:]))  # tok[i] + tok[i + 1]: the bigrams in order
         elif tok not in _STOP:
             terms.append(tok)
     return terms
@@ -43,10 +45,8 @@ def index_terms(doc: Document) -> None:
         return
     text = doc.text
     doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
-    doc.unit_term_sets = [frozenset(ts) for ts in doc.unit_terms]
-    df: Counter[str] = Counter()
-    for ts in doc.unit_term_sets:
-        df.update(ts)
+    doc.unit_term_sets = list(map(frozenset, doc.unit_terms))
+    df = Counter(chain.from_iterable(doc.unit_term_sets))  # in how many units each term occurs
     n = max(len(doc.units), 1)
     doc.term_weight = {t: math.log(1 + n / c) for t, c in df.items()}
 
