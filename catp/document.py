@@ -39,7 +39,10 @@ class Unit:
     end: int
     kind: UnitKind
     sentence: int  # index of the sentence (or heading/row) this clause belongs to
-    tokens: int = 0  # cost in the budget tokenizer, set by `tokens.TokenCounter.cost_units`
+    tokens: int = 0  # cost in the budget tokenizer (with the whitespace before it), set by `pipeline._cost_units`
+    # Where a run of kept units starts at this unit (`pipeline._cost_units` sets both):
+    edge: int = 0  # tokens of `tokens` not spent: the whitespace's before it, less one if the last runs into it
+    marker_merge: int = 0  # 1 when the gap marker's last token merges into the unit's first (one token less)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,8 +62,18 @@ class Pruner:
         self._registries: dict[str, RuleRegistry] = {}
         self._policies: dict[tuple[str, str], SelectionPolicy] = {}
         self._prepared: list[tuple[str, Document, int]] = []
+        self._merges: dict[str, int] = {}
         if self.domain is not None:
             self.registry(self.domain)  # fail fast on bad rule files
+
+    def _marker_merge(self, char: str) -> int:
+        """How many tokens the gap marker followed by `char` saves on the two counted apart (Qwen: 1 for a
+        letter or a mark, which takes the marker's last space into its token; 0 for a digit)."""
+        merge = self._merges.get(char)
+        if merge is None:
+            merge = self._merges[char] = (self.gap_tokens + self.tokens.count(char)
+                                          - self.tokens.count(self.gap_marker + char))
+        return merge
 
     def registry(self, domain: str) -> RuleRegistry:
         if domain not in self._registries:
@@ -136,7 +146,7 @@ class Pruner:
             segment(doc)
             annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout,
                      whole_span_chars=self.policy(domain, lang).whole_span_chars)
-            _cost_units(doc, token_starts)
+            _cost_units(doc, token_starts, self._marker_merge)
             doc.token_starts = token_starts
             index_terms(doc)
             cached = (text, doc, len(token_starts))
@@ -242,13 +252,22 @@ def _gc_paused():
         gc.enable()
 
 
-def _cost_units(doc: Document, token_starts: list[int]) -> None:
+def _cost_units(doc: Document, token_starts: list[int], marker_merge) -> None:
     """Each unit owns the tokens that start in it or in the whitespace before it: those starting at or
-    after the previous unit's end and before its own (found by bisecting the sorted token starts)."""
+    after the previous unit's end and before its own (found by bisecting the sorted token starts).
+    A run of kept units in the output does not start with that whitespace: the unit's `edge` is what its
+    first unit then saves, the tokens starting in the whitespace less one when the last of them runs into
+    the unit (" Bar": the unit still needs a token for "Bar"), or -1 when a token of the unit before runs
+    into it. `marker_merge(c)` says whether the gap marker's last token joins a first character c."""
     before = 0  # tokens starting before the previous unit's end
+    n = len(token_starts)
+    text = doc.text
     for unit in doc.units:
-        upto = bisect_left(token_starts, unit.end, before)
+        first = bisect_left(token_starts, unit.start, before)  # its first token starting in the unit
+        upto = bisect_left(token_starts, unit.end, first)
         unit.tokens = upto - before
+        unit.edge = first - before - (first == n or token_starts[first] != unit.start)
+        unit.marker_merge = marker_merge(text[unit.start])
         before = upto
 
 
@@ -277,7 +296,8 @@ def _question_first(doc: Document, budget: int, gap_tokens: int, share: float,
     with_context: list[int] = []
     if by_relevance:
         first, end = next(b for b in sections(doc) if b[0] <= by_relevance[0] < b[1])
-        if sum(doc.units[j].tokens for j in range(first, end)) <= budget * share:
+        # the section as one run, which does not hold the whitespace before its first unit (Unit.edge)
+        if sum(doc.units[j].tokens for j in range(first, end)) - doc.units[first].edge <= budget * share:
             with_context.extend(range(first, end))
     for i in by_relevance:  # answers sit beside the match: its whole paragraph when short, else neighbours
         members = paragraphs[i]

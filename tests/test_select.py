@@ -8,12 +8,14 @@ from hypothesis import strategies as st
 
 from catp import select as select_mod
 from catp.document import Document, Unit, UnitKind
-from catp.select import rank, runs, select
+from catp.select import estimate, rank, runs, select
 
 
-def make_doc(tokens, priority=None, value=None, deleted=None, scores=None, boost=None) -> Document:
+def make_doc(tokens, priority=None, value=None, deleted=None, scores=None, boost=None, edge=None,
+             merge=None) -> Document:
     n = len(tokens)
-    units = [Unit(i, 10 * i, 10 * i + 5, UnitKind.SENTENCE, i, tokens[i]) for i in range(n)]
+    units = [Unit(i, 10 * i, 10 * i + 5, UnitKind.SENTENCE, i, tokens[i], (edge or [0] * n)[i], (merge or [0] * n)[i])
+             for i in range(n)]
     doc = Document(text="x" * (10 * n), units=units)
     doc.unit_priority = list(priority or [0] * n)
     doc.unit_value = list(value or [float(p > 0) for p in doc.unit_priority])
@@ -93,7 +95,7 @@ def test_estimate_never_exceeds_budget(spec, budget, gap):
 
 
 class _PlainTaker(select_mod._Taker):
-    """take() without the early 'cannot fit' check: the cost recomputed from scratch with runs()."""
+    """take() without the early 'cannot fit' check: the cost recomputed from scratch with estimate()."""
 
     def take(self, i):
         kept, doc, gap = self.sel.kept, self.doc, self.gap
@@ -101,10 +103,10 @@ class _PlainTaker(select_mod._Taker):
             return []
         group = doc.unit_group[i] if doc.unit_group else -1
         take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
-        before = gap * max(len(runs(kept)) - 1, 0)
+        before = estimate(doc, kept, gap)
         for j in take:
             kept[j] = True
-        cost = sum(doc.units[j].tokens for j in take) + gap * max(len(runs(kept)) - 1, 0) - before
+        cost = estimate(doc, kept, gap) - before
         if self.sel.estimated_tokens + cost <= self.budget:
             self.sel.estimated_tokens += cost
             self.sel.added.extend(take)
@@ -116,20 +118,49 @@ class _PlainTaker(select_mod._Taker):
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 12), st.sampled_from([0, 0, 60, 80]), st.sampled_from([-1, -1, -1, 0, 1]),
-                          st.floats(0, 5, allow_nan=False)), min_size=1, max_size=25),
+                          st.floats(0, 5, allow_nan=False), st.integers(-1, 3), st.integers(-1, 2)),
+                min_size=1, max_size=25),
        st.integers(0, 80), st.integers(0, 4))
 def test_select_equals_a_plain_cost_count(spec, budget, gap):
-    """The early 'cannot fit' check in _Taker.take changes no decision."""
+    """The early 'cannot fit' check in _Taker.take changes no decision, whatever the units' edges and
+    merges (what a run starting at them does not spend)."""
     import pytest
 
-    tokens, priority, group, scores = zip(*spec)
-    doc = make_doc(list(tokens), priority=list(priority), scores=dict(enumerate(scores)))
+    tokens, priority, group, scores, edge, merge = zip(*spec)
+    doc = make_doc(list(tokens), priority=list(priority), scores=dict(enumerate(scores)), edge=list(edge),
+                   merge=list(merge))
     doc.unit_group = list(group)
     fast = select(doc, budget, gap)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(select_mod, "_Taker", _PlainTaker)
         plain = select(doc, budget, gap)
     assert (fast.kept, fast.added, fast.estimated_tokens) == (plain.kept, plain.added, plain.estimated_tokens)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(-1, 3), st.integers(-1, 2), st.booleans(),
+                          st.floats(0, 5, allow_nan=False)), min_size=1, max_size=25),
+       st.integers(0, 80), st.integers(0, 4), st.data())
+def test_run_starts_are_counted_as_a_run_holds_them(spec, budget, gap, data):
+    """What the taker adds up, unit by unit and from a selection already made (as with a question), is the
+    cost of the output counted from scratch: the units' tokens, for each run a gap marker less the
+    tokens its first unit does not spend (edge) and the marker's merged token, no marker before the
+    first run (whose first unit still spends no edge); never over the budget."""
+    from catp.select import Selection, fill_by_value
+
+    tokens, edge, merge, deleted, scores = zip(*spec)
+    n = len(tokens)
+    doc = make_doc(list(tokens), deleted=list(deleted), scores=dict(enumerate(scores)), edge=list(edge),
+                   merge=list(merge))
+    kept = [not d and data.draw(st.booleans()) for d in deleted]
+    start = estimate(doc, kept, gap)
+    selection = Selection(list(kept), estimated_tokens=start)
+    fill_by_value(doc, max(budget, start), gap, selection)
+    assert selection.estimated_tokens == estimate(doc, selection.kept, gap) <= max(budget, start)
+    found = runs(selection.kept)
+    by_hand = (sum(tokens[i] for i in range(n) if selection.kept[i])
+               + sum(gap - edge[a] - merge[a] for a, _ in found[1:]) - (edge[found[0][0]] if found else 0))
+    assert estimate(doc, selection.kept, gap) == by_hand
 
 
 def test_runs():
@@ -198,3 +229,17 @@ def test_lead_tokens_bound_the_section_lead_in_tokens():
     doc = make_doc([10] * 8)
     policy = SelectionPolicy(lead_weight=4.0, lead_tokens=20, doc_lead_weight=0.0)
     assert section_lead(doc, policy) == [5.0, 3.0] + [1.0] * 6  # however long the section is
+
+
+def test_a_run_start_does_not_spend_its_edge_or_the_merged_marker_token():
+    # unit 1 holds 6 tokens, 2 of them the whitespace before it ("\n\n", then a word that a gap marker's
+    # last space merges into): opening the output it costs 4; after unit 0 and a marker of 3, 3 - 2 - 1 more
+    doc = make_doc([5, 6], deleted=[True, False], edge=[0, 2], merge=[1, 1])
+    assert select(doc, budget=4, gap_tokens=3).kept == [False, True]
+    assert select(doc, budget=3, gap_tokens=3).kept == [False, False]
+    doc.unit_deleted[0] = False
+    sel = select(doc, budget=5 + 6, gap_tokens=3)  # one run: every token of both units
+    assert sel.kept == [True, True] and sel.estimated_tokens == 11
+    doc = make_doc([5, 1, 6], deleted=[False, True, False], edge=[0, 0, 2], merge=[1, 1, 1])
+    sel = select(doc, budget=5 + 3 - 2 - 1 + 6, gap_tokens=3)  # two runs
+    assert sel.kept == [True, False, True] and sel.estimated_tokens == 11
