@@ -120,7 +120,9 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     tokens plus the gap marker it adds: none when it extends a kept run, minus one when it
     joins two; a taken unit's neighbours get cheaper, so they are queued again. (The ranking
     charges a whole marker per run; _Taker counts what a run really costs, see run_heads.)
-    value = facts (rules) + information_weight x fresh information (scorer) + boost."""
+    value = facts (rules) + information_weight x fresh information (scorer) + boost. A unit whose text
+    (whitespace-normalised) is already kept adds no facts: a page footer's date or a repeated heading
+    counts once (measured 30 Nov, 1/6: cuad 0.613 -> 0.616, tatqa 0.399 -> 0.406, zh sets unchanged)."""
     kept = selection.kept
     n = len(kept)
     terms = doc.unit_term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
@@ -128,7 +130,9 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     for i, k in enumerate(kept):
         if k and terms:
             covered |= terms[i]
-    density = _density(doc, policy, gap_tokens, covered, kept)
+    texts = [_said(doc, i) for i in range(n)]
+    said = {texts[i] for i, k in enumerate(kept) if k}  # the texts kept: their facts count once
+    density = _density(doc, policy, gap_tokens, covered, kept, texts, said)
     taker = _Taker(doc, budget, gap_tokens, selection)
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not kept[i]]
     heapq.heapify(heap)
@@ -145,13 +149,21 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
         for j in taken:
             if terms:
                 covered |= terms[j]
+            said.add(texts[j])
         for j in {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n}:
             if not kept[j] and not doc.unit_deleted[j]:
                 heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
 
 
-def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: set[str], kept: list[bool]):
-    """density(i): unit i's value per token given the terms kept so far (`covered`, which only grows):
+def _said(doc: Document, i: int) -> str:
+    """Unit i's text, whitespace-normalised: a page footer or a repeated line says the same each time."""
+    return " ".join(doc.text[doc.units[i].start : doc.units[i].end].split())
+
+
+def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: set[str], kept: list[bool],
+             texts: list[str], said: set[str]):
+    """density(i): unit i's value per token given the terms kept so far (`covered`, which only grows) and
+    the texts kept so far (`said`, which only grows: the facts of a unit whose `texts[i]` is there count 0):
     (facts + information_weight x fresh information + boost) x lead / cost, where cost is the unit's
     tokens and the gap marker it adds (none next to one kept unit, minus one between two).
     A whole marker, though a run's first unit does not spend the whitespace before it and the marker's
@@ -197,7 +209,8 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
                 score *= fresh / total
         joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
         cost = max(tokens[i] + gap_tokens * (1 - joins), 1)
-        return (facts[i] + info_weight * score + boost[i]) * lead[i] / cost  # _value's sum order
+        fact = facts[i] if texts[i] not in said else 0.0
+        return (fact + info_weight * score + boost[i]) * lead[i] / cost  # _value's sum order
 
     return density
 

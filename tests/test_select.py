@@ -16,7 +16,7 @@ def make_doc(tokens, priority=None, value=None, deleted=None, scores=None, boost
     n = len(tokens)
     units = [Unit(i, 10 * i, 10 * i + 5, UnitKind.SENTENCE, i, tokens[i], (edge or [0] * n)[i], (merge or [0] * n)[i])
              for i in range(n)]
-    doc = Document(text="x" * (10 * n), units=units)
+    doc = Document(text="".join(f"w{i:04d}     " for i in range(n)), units=units)  # each unit says its own
     doc.unit_priority = list(priority or [0] * n)
     doc.unit_value = list(value or [float(p > 0) for p in doc.unit_priority])
     doc.unit_deleted = list(deleted or [False] * n)
@@ -243,3 +243,19 @@ def test_a_run_start_does_not_spend_its_edge_or_the_merged_marker_token():
     doc = make_doc([5, 1, 6], deleted=[False, True, False], edge=[0, 0, 2], merge=[1, 1, 1])
     sel = select(doc, budget=5 + 3 - 2 - 1 + 6, gap_tokens=3)  # two runs
     assert sel.kept == [True, False, True] and sel.estimated_tokens == 11
+
+
+def test_a_repeated_text_counts_its_facts_once():
+    # units 0 and 2 say the same (a page footer with a date), unit 1 a fact worth a little less;
+    # room for two units: the footer once and the other fact, not the footer twice
+    doc = make_doc([3, 3, 3], priority=[80, 70, 80], value=[2.0, 1.2, 2.0], scores={0: 0.0, 1: 0.0, 2: 0.0})
+    doc.text = "Page 9 1/2/2020\nPayment due.\nPage 9 1/2/2020"
+    doc.units = [Unit(0, 0, 15, UnitKind.SENTENCE, 0, 3), Unit(1, 16, 28, UnitKind.SENTENCE, 1, 3),
+                 Unit(2, 29, 44, UnitKind.SENTENCE, 2, 3)]
+    from catp.rules.schema import SelectionPolicy
+
+    flat = SelectionPolicy(lead_weight=0.0, doc_lead_weight=0.0)
+    assert select(doc, 7, 1, flat).kept.count(True) == 2
+    assert select(doc, 7, 1, flat).kept[1]
+    doc.text = "Page 9 1/2/2020\nPayment due.\nPage 8 1/2/2020"  # another page: its own facts
+    assert select(doc, 7, 1, flat).kept == [True, False, True]
