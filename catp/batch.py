@@ -26,7 +26,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -476,6 +476,8 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
             rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=done)
         else:
             items = (item for item in iter_items(sources, options) if not skipped(item))
+            # the pool orders rows by a contiguous index: number the items left after skipping
+            items = (replace(item, index=n) for n, item in enumerate(items))
             rows = prune_rows(items, options, jobs=jobs, summary=summary)
         for row in rows:
             if row is None:  # the ray engine's mark for a row skipped on resume
