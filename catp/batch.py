@@ -1,7 +1,8 @@
-"""Prune many documents: files, folders, or JSONL (one document per line), into JSONL results.
+"""Prune many documents: files, folders, JSONL or Parquet (one document per row), into JSONL or Parquet.
 
     from catp.batch import BatchOptions, run_batch
     summary = run_batch(["contracts/", "more.jsonl"], "out.jsonl", BatchOptions(ratio="1/6"), jobs=2)
+    run_batch(["corpus/"], "out.parquet", BatchOptions(ratio="1/6"), jobs=64, engine="ray", resume=True)
 
 Every input document gives exactly one output row, in input order:
 
@@ -9,14 +10,17 @@ Every input document gives exactly one output row, in input order:
      "warnings": [...], "error": null}
 
 and a document that cannot be read or pruned gives an error row instead (`text`, `kept`, `stats` null,
-`error` the message); a row is never lost. With `jobs` > 1 documents are pruned in a process pool
-where each worker builds one `Pruner` (rules, tokenizer, taggers loaded once per worker); a worker
-that dies (crash, out of memory) is replaced, the rows it held are retried one at a time, and the
-row that kills a worker twice becomes an error row.
+`error` the message); a row is never lost. Each worker holds one `Worker` (a `Pruner` per domain: rules,
+tokenizer, taggers loaded once per worker) whose `prune` turns one Item into one row. engine "local":
+with `jobs` > 1 in a process pool; a worker that dies (crash, out of memory) is replaced, the rows it
+held are retried one at a time, and the row that kills a worker twice becomes an error row. engine
+"ray": Ray Data actors calling the same `Worker.prune` (catp/batch_ray.py), so the rows are identical.
+Output and `resume` (skip the ids already written, append the rest): catp/batch_output.py.
 
 JSONL rows: the text is in `text` and the id in `id` (both field names configurable; a missing id
-becomes `FILE:LINE`). A row may carry its own `budget` or `ratio` (replacing the batch's), `question`
-and `domain`. Text files are read and decoded (encoding detection) by the worker.
+becomes `FILE:LINE`). Parquet: the same, as columns (a missing id becomes `FILE:ROW`, 0-based). A row
+may carry its own `budget` or `ratio` (replacing the batch's), `question` and `domain`. Text files are
+read and decoded (encoding detection) by the worker.
 """
 
 from __future__ import annotations

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import logging
 import pickle
-import warnings
 from collections.abc import Iterator
 
 from catp.batch import BatchOptions, Worker, iter_items
 from catp.errors import CatpError
 
-BATCH_ROWS = 4  # documents per actor call: small, since one document takes 0.01-1 s
+BATCH_ROWS = 4  # documents per actor call at most: small, since one document takes 0.01-1 s
+BLOCK_BYTES = 64 * 1024  # Ray Data block size for this job (its default, 128 MiB, would be one block per file)
 
 
 def require_ray():
@@ -39,8 +39,7 @@ def require_ray():
 
 
 def read_source(batch, options: BatchOptions) -> Iterator:
-    """Ray task: the Items of each input file of `batch`, pickled, BATCH_ROWS to a block (Ray Data
-    hands an actor one block or more per call, so small blocks are what spreads work over actors)."""
+    """Ray task: the Items of each input file of `batch`, pickled, yielded BATCH_ROWS at a time."""
     import pyarrow as pa
 
     for name in batch.column("source").to_pylist():
@@ -111,19 +110,26 @@ def _run(ray, sources: list[str], options: BatchOptions, jobs: int, done: frozen
     if not sources:
         return
     context = DataContext.get_current()
+    saved = (context.execution_options.preserve_order, context.enable_progress_bars,
+             context.print_on_execution_start, context.target_max_block_size)
+    # A Dataset keeps the settings current when it is made; the caller's are put back right after.
     context.execution_options.preserve_order = True  # rows in input order, as the local engine writes them
     context.enable_progress_bars = False  # catp draws its own
     context.print_on_execution_start = False
-    ds = ray.data.from_items([{"source": name} for name in sources], override_num_blocks=len(sources))
-    # Reading is cheap and must not wait for a CPU that a pruning actor holds.
-    ds = ds.map_batches(read_source, batch_size=1, batch_format="pyarrow", fn_kwargs={"options": options},
-                        num_cpus=0)
-    ds = ds.map_batches(RayPruner, batch_size=BATCH_ROWS, batch_format="pyarrow",
-                        fn_constructor_kwargs={"options": options, "done": done},
-                        compute=ActorPoolStrategy(size=max(jobs, 1)), num_cpus=1)
-    with warnings.catch_warnings():
-        # Ray warns, when planning, that one input file is one input: read_source splits it into blocks.
-        warnings.filterwarnings("ignore", message=".*operator only received")
-        for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-            for blob in batch.column("row").to_pylist():
-                yield pickle.loads(blob) if blob else None
+    # Ray Data gives an actor whole blocks, so blocks must be small for the work to spread over the
+    # actors: a 32K-token document is one block of its own, 2K-character ones go about 30 to a block.
+    context.target_max_block_size = BLOCK_BYTES
+    try:
+        ds = ray.data.from_items([{"source": name} for name in sources], override_num_blocks=len(sources))
+        # Reading is cheap and must not wait for a CPU that a pruning actor holds.
+        ds = ds.map_batches(read_source, batch_size=1, batch_format="pyarrow", fn_kwargs={"options": options},
+                            num_cpus=0)
+        ds = ds.map_batches(RayPruner, batch_size=BATCH_ROWS, batch_format="pyarrow",
+                            fn_constructor_kwargs={"options": options, "done": done},
+                            compute=ActorPoolStrategy(size=max(jobs, 1)), num_cpus=1)
+    finally:
+        (context.execution_options.preserve_order, context.enable_progress_bars,
+         context.print_on_execution_start, context.target_max_block_size) = saved
+    for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+        for blob in batch.column("row").to_pylist():
+            yield pickle.loads(blob) if blob else None

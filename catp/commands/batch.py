@@ -66,6 +66,9 @@ def batch_command(
     """
     from catp.batch import BatchOptions, run_batch
 
+    if address and engine != "ray":
+        raise CatpError("--address is for --engine ray")
+
     if budget is None and ratio is None:
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
     if budget is not None and ratio is not None:
