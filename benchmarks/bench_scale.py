@@ -8,8 +8,9 @@ Document i joins CUAD contracts in file order from contract 3*i on (cycling), cu
 tokens (benchmarks/corpora.fit), so the documents differ. The input and the outputs live in a temporary
 folder (never in the repo). Each run is one `catp batch` command (printed); its wall time includes starting
 the workers (and, for ray, starting a local Ray). Also printed: the pruning time the rows themselves report
-(`stats.elapsed_s`, time inside Pruner.prune in the worker), whose sum over the rows gives the per-core
-rate without any start-up, and the load average before and after each run (the machine is shared).
+(`stats.elapsed_s`, wall time inside Pruner.prune in the worker: without start-up, but stretched when the
+worker waits for a core), the CPU seconds of the command and its pool workers (local engine only: start-up
+included; Ray's actors are not the command's children), and the load average before and after each run (the machine is shared).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import itertools
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -29,6 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import corpora  # noqa: E402
+
+
+def children_cpu() -> float:
+    """CPU seconds of the finished child processes and of the children they waited for (the pool's workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def documents(n: int, tokens: int) -> list[dict]:
@@ -62,9 +70,11 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [sys.executable, "-m", "catp", "batch", str(src), "--out", str(out), "--ratio", args.ratio,
                    "--jobs", jobs, "--engine", engine, "--no-progress"]
             load0 = os.getloadavg()
+            cpu0 = children_cpu()
             t0 = time.perf_counter()
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
             wall = time.perf_counter() - t0
+            cpu = children_cpu() - cpu0 if engine == "local" else None  # Ray's actors are not our children
             load1 = os.getloadavg()
             line = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
             rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
@@ -74,12 +84,14 @@ def main(argv: list[str] | None = None) -> int:
             res = {"engine": engine, "jobs": int(jobs), "rc": proc.returncode, "rows": len(rows),
                    "errors": sum(1 for r in rows if r["error"]), "wall_s": wall, "batch_s": inner,
                    "docs_per_s": len(rows) / inner, "tokens_per_s": tokens_in / inner, "input_tokens": tokens_in,
-                   "prune_s_sum": prune_s, "tokens_per_prune_s": tokens_in / prune_s if prune_s else None,
+                   "cpu_s": cpu, "tokens_per_cpu_s": tokens_in / cpu if cpu else None, "prune_s_sum": prune_s, "tokens_per_prune_s": tokens_in / prune_s if prune_s else None,
                    "loadavg_before": load0[0], "loadavg_after": load1[0],
                    "command": "catp batch IN.jsonl --out OUT.jsonl --ratio {} --jobs {} --engine {}".format(
                        args.ratio, jobs, engine), "summary": line}
             results.append(res)
-            print(f"{res['command']}\n  {line}\n  process wall {wall:.1f}s; rows' own pruning time {prune_s:.1f}s "
+            cpu_note = (f"CPU {cpu:.1f}s (it and its workers: {tokens_in / cpu:,.0f} tokens per CPU-second)"
+                        if cpu else "CPU not measured (Ray's actors are not children of the command)")
+            print(f"{res['command']}\n  {line}\n  process wall {wall:.1f}s, {cpu_note}; rows' own pruning time {prune_s:.1f}s "
                   f"({res['tokens_per_prune_s'] or 0:,.0f} tokens per pruning-second); load average "
                   f"{load0[0]:.2f} -> {load1[0]:.2f}", file=sys.stderr)
             for row in rows:

@@ -26,6 +26,7 @@ read and decoded (encoding detection) by the worker.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import deque
@@ -122,8 +123,18 @@ def is_jsonl(name: str) -> bool:
     return name == "-" or name.lower().endswith(JSONL_SUFFIXES)
 
 
+COUNT_MAX_BYTES = 1 << 30  # JSONL inputs larger than this together are not counted first (a bar without total)
+
+
 def count_documents(sources: list[str]) -> int | None:
-    """How many rows the sources will give (JSONL: non-blank lines), or None when stdin is read."""
+    """How many rows the sources will give (JSONL: non-blank lines; Parquet: from its footer), or None
+    when stdin is read or the JSONL inputs hold more than COUNT_MAX_BYTES (counting would read them all
+    once more before pruning starts)."""
+    try:
+        if sum(os.path.getsize(n) for n in sources if n != "-" and is_jsonl(n)) > COUNT_MAX_BYTES:
+            return None
+    except OSError:
+        pass  # a missing file: counted below as one error row
     total = 0
     for name in sources:
         if name == "-":
@@ -264,8 +275,6 @@ class Worker:
 
     def __init__(self, options: BatchOptions, pooled: bool = False):
         if pooled:  # one document per core already: no tokenizer threads on top (a user's setting wins)
-            import os
-
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.options = options
         self.pruners: dict = {}

@@ -26,6 +26,7 @@ from catp.batch import BatchOptions, Worker, iter_items
 from catp.errors import CatpError
 
 BATCH_ROWS = 4  # documents per actor call at most: small, since one document takes 0.01-1 s
+TASK_RETRIES = 3  # a call whose actor died is retried on a new actor (CrashLedger makes the 3rd start an error row)
 BLOCK_BYTES = 64 * 1024  # Ray Data block size for this job (its default, 128 MiB, would be one block per file)
 
 
@@ -39,13 +40,14 @@ def require_ray():
 
 
 def read_source(batch, options: BatchOptions) -> Iterator:
-    """Ray task: the Items of each input file of `batch`, pickled, yielded BATCH_ROWS at a time."""
+    """Ray task: the Items of each input file of `batch`, pickled with a key that names the row
+    (file and position), yielded BATCH_ROWS at a time."""
     import pyarrow as pa
 
     for name in batch.column("source").to_pylist():
         items = []
         for item in iter_items([name], options):
-            items.append(pickle.dumps(item))
+            items.append(pickle.dumps((f"{name}\0{item.index}", item)))
             if len(items) >= BATCH_ROWS:
                 yield pa.table({"item": pa.array(items, pa.binary())})
                 items = []
@@ -53,25 +55,51 @@ def read_source(batch, options: BatchOptions) -> Iterator:
             yield pa.table({"item": pa.array(items, pa.binary())})
 
 
+class CrashLedger:
+    """Ray actor (no CPU): which rows an actor started and did not finish. Ray Data retries the call of
+    an actor that died on a new actor; a row started twice before without finishing has killed two
+    actors and becomes an error row, as in the local pool."""
+
+    def __init__(self):
+        self.unfinished: dict[str, int] = {}
+
+    def start(self, key: str) -> int:
+        """How many earlier starts of this row never finished."""
+        before = self.unfinished.get(key, 0)
+        self.unfinished[key] = before + 1
+        return before
+
+    def finish(self, key: str) -> None:
+        self.unfinished.pop(key, None)
+
+
 class RayPruner:
     """Ray actor: one Worker, built once; an Item whose id is in `done` gives an empty row (skipped)."""
 
-    def __init__(self, options: BatchOptions, done: frozenset = frozenset()):
+    def __init__(self, options: BatchOptions, ledger, done: frozenset = frozenset()):
         self.worker = Worker(options, pooled=True)
+        self.ledger = ledger
         self.done = done
 
     def __call__(self, batch):
         import pyarrow as pa
+        import ray
 
+        from catp.batch import error_row
         from catp.batch_output import id_key
 
         rows = []
         for blob in batch.column("item").to_pylist():
-            item = pickle.loads(blob)
+            key, item = pickle.loads(blob)
             if self.done and id_key(item.id) in self.done:
                 rows.append(b"")
+                continue
+            if ray.get(self.ledger.start.remote(key)) >= 2:
+                row = error_row(item.id, "the worker process died while pruning this document (crash or out of memory)")
             else:
-                rows.append(pickle.dumps(self.worker.prune(item)))
+                row = self.worker.prune(item)
+            self.ledger.finish.remote(key)
+            rows.append(pickle.dumps(row))
         return pa.table({"row": pa.array(rows, pa.binary())})
 
 
@@ -119,14 +147,16 @@ def _run(ray, sources: list[str], options: BatchOptions, jobs: int, done: frozen
     # Ray Data gives an actor whole blocks, so blocks must be small for the work to spread over the
     # actors: a 32K-token document is one block of its own, 2K-character ones go about 30 to a block.
     context.target_max_block_size = BLOCK_BYTES
+    ledger = ray.remote(num_cpus=0)(CrashLedger).remote()
     try:
         ds = ray.data.from_items([{"source": name} for name in sources], override_num_blocks=len(sources))
         # Reading is cheap and must not wait for a CPU that a pruning actor holds.
         ds = ds.map_batches(read_source, batch_size=1, batch_format="pyarrow", fn_kwargs={"options": options},
                             num_cpus=0)
         ds = ds.map_batches(RayPruner, batch_size=BATCH_ROWS, batch_format="pyarrow",
-                            fn_constructor_kwargs={"options": options, "done": done},
-                            compute=ActorPoolStrategy(size=max(jobs, 1)), num_cpus=1)
+                            fn_constructor_kwargs={"options": options, "ledger": ledger, "done": done},
+                            compute=ActorPoolStrategy(size=max(jobs, 1)), num_cpus=1,
+                            max_restarts=-1, max_task_retries=TASK_RETRIES)
     finally:
         (context.execution_options.preserve_order, context.enable_progress_bars,
          context.print_on_execution_start, context.target_max_block_size) = saved

@@ -4,6 +4,7 @@ and --engine ray (a local Ray with 2 CPUs) giving the same rows as --engine loca
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -177,6 +178,14 @@ def test_resume_after_a_crash_ends_like_a_clean_run_parquet(mixed, tmp_path):
     assert not list(out.glob("*.tmp"))
 
 
+def test_huge_jsonl_inputs_are_not_counted_first(mixed, monkeypatch):
+    from catp import batch
+
+    assert batch.count_documents([str(mixed)]) == 9
+    monkeypatch.setattr(batch, "COUNT_MAX_BYTES", 100)  # as if the input were terabytes
+    assert batch.count_documents([str(mixed)]) is None
+
+
 def test_resume_refuses_stdout(mixed):
     from catp.errors import CatpError
 
@@ -203,7 +212,10 @@ def test_the_summary_line_says_documents_tokens_errors_skipped_and_throughput(mi
 @pytest.fixture(scope="module")
 def local_ray():
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[test]'")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # The actors import tests/_batch_plugin.py (a scorer that kills its process) for the crash test.
+    path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH")) if p)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield ray
     ray.shutdown()
 
@@ -247,3 +259,16 @@ def test_ray_error_rows_parquet_and_resume(local_ray, mixed, tmp_path):
     resumed = run_batch([folder], out, options, jobs=2, progress=False, engine="ray", resume=True)
     assert (resumed.skipped, resumed.rows) == (5, 9)
     assert comparable(read_rows(out)) == comparable(local_rows)
+
+
+def test_a_document_that_kills_ray_actors_becomes_an_error_row(local_ray, tmp_path):
+    src = write_jsonl(tmp_path / "rows.jsonl",
+                      [{"id": f"d{i}", "text": EN.format(n=i) + ("CRASH-ME\n" if i == 5 else "")} for i in range(8)])
+    options = BatchOptions(ratio="1/3", scorer="crashy", setup="_batch_plugin:setup")
+    local = run_batch([src], tmp_path / "local.jsonl", options, jobs=2, progress=False)
+    ray = run_batch([src], tmp_path / "ray.jsonl", options, jobs=2, progress=False, engine="ray")
+    rows = read_rows(tmp_path / "ray.jsonl")
+    assert [r["id"] for r in rows] == [f"d{i}" for i in range(8)]
+    assert [r["id"] for r in rows if r["error"]] == ["d5"] and "worker process died" in rows[5]["error"]
+    assert comparable(rows) == comparable(read_rows(tmp_path / "local.jsonl"))
+    assert (ray.rows, ray.errors) == (local.rows, local.errors) == (8, 1)
