@@ -26,7 +26,6 @@ from catp.batch import BatchOptions, Worker, iter_items
 from catp.errors import CatpError
 
 BATCH_ROWS = 4  # documents per actor call at most: small, since one document takes 0.01-1 s
-TASK_RETRIES = 3  # a call whose actor died is retried on a new actor (CrashLedger makes the 3rd start an error row)
 BLOCK_BYTES = 64 * 1024  # Ray Data block size for this job (its default, 128 MiB, would be one block per file)
 
 
@@ -56,9 +55,9 @@ def read_source(batch, options: BatchOptions) -> Iterator:
 
 
 class CrashLedger:
-    """Ray actor (no CPU): which rows an actor started and did not finish. Ray Data retries the call of
-    an actor that died on a new actor; a row started twice before without finishing has killed two
-    actors and becomes an error row, as in the local pool."""
+    """Ray actor (no CPU): which rows an actor started and did not finish. Ray Data restarts an actor
+    that died and retries its call (by default without limit); a row started twice before without
+    finishing has killed two actors, and its third start gives an error row, as in the local pool."""
 
     def __init__(self):
         self.unfinished: dict[str, int] = {}
@@ -120,8 +119,8 @@ def ray_rows(sources: list[str], options: BatchOptions, *, jobs: int = 1, addres
             if address:
                 ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
             else:
-                ray.init(num_cpus=max(jobs, 1), include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING)
+                ray.init(address="local", num_cpus=max(jobs, 1), include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING)  # "local": a new Ray, even with a cluster on this machine
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise CatpError(f"cannot start or reach Ray{f' at {address}' if address else ''}: {exc}") from None
         started_here = True
@@ -155,8 +154,7 @@ def _run(ray, sources: list[str], options: BatchOptions, jobs: int, done: frozen
                             num_cpus=0)
         ds = ds.map_batches(RayPruner, batch_size=BATCH_ROWS, batch_format="pyarrow",
                             fn_constructor_kwargs={"options": options, "ledger": ledger, "done": done},
-                            compute=ActorPoolStrategy(size=max(jobs, 1)), num_cpus=1,
-                            max_restarts=-1, max_task_retries=TASK_RETRIES)
+                            compute=ActorPoolStrategy(size=max(jobs, 1)), num_cpus=1)
     finally:
         (context.execution_options.preserve_order, context.enable_progress_bars,
          context.print_on_execution_start, context.target_max_block_size) = saved

@@ -214,7 +214,7 @@ def local_ray():
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[test]'")
     # The actors import tests/_batch_plugin.py (a scorer that kills its process) for the crash test.
     path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH")) if p)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield ray
     ray.shutdown()
