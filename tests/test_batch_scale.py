@@ -105,6 +105,16 @@ def test_engine_ray_without_ray_is_one_line_and_exit_2(mixed, tmp_path):
     assert not (tmp_path / "o.jsonl").exists()
 
 
+def test_engine_ray_with_no_cluster_at_auto_is_one_line_and_exit_2(mixed, tmp_path):
+    pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[test]'")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.run([sys.executable, "-m", "catp", "batch", str(mixed), "--ratio", "1/2", "--engine", "ray",
+                           "--address", "auto", "--out", str(tmp_path / "o.jsonl"), "--no-progress"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "catp: error: cannot start or reach Ray at auto: Could not find any running Ray instance" in proc.stderr
+
+
 # -- Parquet ------------------------------------------------------------------------------------
 
 
