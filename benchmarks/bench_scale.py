@@ -10,7 +10,8 @@ folder (never in the repo). Each run is one `catp batch` command (printed); its 
 the workers (and, for ray, starting a local Ray). Also printed: the pruning time the rows themselves report
 (`stats.elapsed_s`, wall time inside Pruner.prune in the worker: without start-up, but stretched when the
 worker waits for a core), the CPU seconds of the command and its pool workers (local engine only: start-up
-included; Ray's actors are not the command's children), and the load average before and after each run (the machine is shared).
+included; Ray's actors are not the command's children), and the load average before and after each run
+(the machine is shared).
 """
 
 from __future__ import annotations
@@ -84,14 +85,17 @@ def main(argv: list[str] | None = None) -> int:
             res = {"engine": engine, "jobs": int(jobs), "rc": proc.returncode, "rows": len(rows),
                    "errors": sum(1 for r in rows if r["error"]), "wall_s": wall, "batch_s": inner,
                    "docs_per_s": len(rows) / inner, "tokens_per_s": tokens_in / inner, "input_tokens": tokens_in,
-                   "cpu_s": cpu, "tokens_per_cpu_s": tokens_in / cpu if cpu else None, "prune_s_sum": prune_s, "tokens_per_prune_s": tokens_in / prune_s if prune_s else None,
+                   "cpu_s": cpu, "tokens_per_cpu_s": tokens_in / cpu if cpu else None, "prune_s_sum": prune_s,
+                   "tokens_per_prune_s": tokens_in / prune_s if prune_s else None,
                    "loadavg_before": load0[0], "loadavg_after": load1[0],
-                   "command": "catp batch IN.jsonl --out OUT.jsonl --ratio {} --jobs {} --engine {}".format(
-                       args.ratio, jobs, engine), "summary": line}
+                   "command": f"catp batch IN.jsonl --out OUT.jsonl --ratio {args.ratio} --jobs {jobs} "
+                              f"--engine {engine}",
+                   "summary": line}
             results.append(res)
             cpu_note = (f"CPU {cpu:.1f}s (it and its workers: {tokens_in / cpu:,.0f} tokens per CPU-second)"
                         if cpu else "CPU not measured (Ray's actors are not children of the command)")
-            print(f"{res['command']}\n  {line}\n  process wall {wall:.1f}s, {cpu_note}; rows' own pruning time {prune_s:.1f}s "
+            print(f"{res['command']}\n  {line}\n  process wall {wall:.1f}s, {cpu_note}; "
+                  f"rows' own pruning time {prune_s:.1f}s "
                   f"({res['tokens_per_prune_s'] or 0:,.0f} tokens per pruning-second); load average "
                   f"{load0[0]:.2f} -> {load1[0]:.2f}", file=sys.stderr)
             for row in rows:
