@@ -21,8 +21,9 @@ from catp.errors import CatpError
 
 
 def batch_command(
-    inputs: list[str] = typer.Argument(..., help="Files, folders (their files, recursively) or JSONL files "
-                                                 "(.jsonl/.ndjson: one document per line); - reads JSONL from stdin."),
+    inputs: list[str] = typer.Argument(..., help="Files, folders (their files, recursively), JSONL files "
+                                                 "(.jsonl/.ndjson: one document per line) or Parquet files "
+                                                 "(.parquet/.pq: one per row); - reads JSONL from stdin."),
     output: str = typer.Option("-", "--out", "--output", "-o",
                                help="Results: a .parquet path is a Parquet folder, any other a JSONL file "
                                     "(default: JSONL on stdout)."),
@@ -60,8 +61,8 @@ def batch_command(
 ) -> None:
     """Prune every document; one row each (id, text, kept, stats, warnings, error), in input order.
 
-    Inputs: files, folders, JSONL and Parquet (one document per row). A document that cannot be read
-    or pruned gives a row with `error` set; no row is lost. --engine local and ray give the same rows.
+    A document that cannot be read or pruned gives a row with `error` set; no row is lost.
+    --engine local and --engine ray give the same rows; --resume skips the ids already in --out.
     Exit code 0 when every row succeeded, 1 when some rows are errors.
     """
     from catp.batch import BatchOptions, run_batch
