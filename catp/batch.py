@@ -1,7 +1,8 @@
-"""Prune many documents: files, folders, or JSONL (one document per line), into JSONL results.
+"""Prune many documents: files, folders, JSONL or Parquet (one document per row), into JSONL or Parquet.
 
     from catp.batch import BatchOptions, run_batch
     summary = run_batch(["contracts/", "more.jsonl"], "out.jsonl", BatchOptions(ratio="1/6"), jobs=2)
+    run_batch(["corpus/"], "out.parquet", BatchOptions(ratio="1/6"), jobs=64, engine="ray", resume=True)
 
 Every input document gives exactly one output row, in input order:
 
@@ -9,28 +10,33 @@ Every input document gives exactly one output row, in input order:
      "warnings": [...], "error": null}
 
 and a document that cannot be read or pruned gives an error row instead (`text`, `kept`, `stats` null,
-`error` the message); a row is never lost. With `jobs` > 1 documents are pruned in a process pool
-where each worker builds one `Pruner` (rules, tokenizer, taggers loaded once per worker); a worker
-that dies (crash, out of memory) is replaced, the rows it held are retried one at a time, and the
-row that kills a worker twice becomes an error row.
+`error` the message); a row is never lost. Each worker holds one `Worker` (a `Pruner` per domain: rules,
+tokenizer, taggers loaded once per worker) whose `prune` turns one Item into one row. engine "local":
+with `jobs` > 1 in a process pool; a worker that dies (crash, out of memory) is replaced, the rows it
+held are retried one at a time, and the row that kills a worker twice becomes an error row. engine
+"ray": Ray Data actors calling the same `Worker.prune` (catp/batch_ray.py), so the rows are identical.
+Output and `resume` (skip the ids already written, append the rest): catp/batch_output.py.
 
 JSONL rows: the text is in `text` and the id in `id` (both field names configurable; a missing id
-becomes `FILE:LINE`). A row may carry its own `budget` or `ratio` (replacing the batch's), `question`
-and `domain`. Text files are read and decoded (encoding detection) by the worker.
+becomes `FILE:LINE`). Parquet: the same, as columns (a missing id becomes `FILE:ROW`, 0-based). A row
+may carry its own `budget` or `ratio` (replacing the batch's), `question` and `domain`. Text files are
+read and decoded (encoding detection) by the worker.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
+PARQUET_SUFFIXES = (".parquet", ".pq")
 ROW_KEYS = ("id", "text", "kept", "stats", "warnings", "error")
 
 
@@ -77,10 +83,21 @@ class BatchSummary:
     elapsed_s: float = 0.0
     jobs: int = 1
     worker_restarts: int = 0
+    skipped: int = 0  # rows already in the output (resume)
+    engine: str = "local"
 
     @property
     def ok(self) -> int:
         return self.rows - self.errors
+
+    def line(self, where: str) -> str:
+        """The one-line summary `catp batch` prints on stderr."""
+        secs = self.elapsed_s or float("nan")
+        skipped = f", {self.skipped} skipped (already written)" if self.skipped else ""
+        return (f"catp: {self.rows} rows ({self.ok} ok, {self.errors} errors{skipped}) -> {where} in "
+                f"{self.elapsed_s:.1f}s: {self.rows / secs:.2f} docs/s, {self.input_tokens:,} -> "
+                f"{self.output_tokens:,} tokens ({self.input_tokens / secs:,.0f} input tokens/s), "
+                f"{self.jobs} jobs, engine {self.engine}")
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -106,12 +123,28 @@ def is_jsonl(name: str) -> bool:
     return name == "-" or name.lower().endswith(JSONL_SUFFIXES)
 
 
+COUNT_MAX_BYTES = 1 << 30  # JSONL inputs larger than this together are not counted first (a bar without total)
+
+
 def count_documents(sources: list[str]) -> int | None:
-    """How many rows the sources will give (JSONL: non-blank lines), or None when stdin is read."""
+    """How many rows the sources will give (JSONL: non-blank lines; Parquet: from its footer), or None
+    when stdin is read or the JSONL inputs hold more than COUNT_MAX_BYTES (counting would read them all
+    once more before pruning starts)."""
+    try:
+        if sum(os.path.getsize(n) for n in sources if n != "-" and is_jsonl(n)) > COUNT_MAX_BYTES:
+            return None
+    except OSError:
+        pass  # a missing file: counted below as one error row
     total = 0
     for name in sources:
         if name == "-":
             return None
+        if is_parquet(name):
+            try:
+                total += parquet_rows(name)
+            except OSError:
+                total += 1
+            continue
         if not is_jsonl(name):
             total += 1
             continue
@@ -126,6 +159,11 @@ def count_documents(sources: list[str]) -> int | None:
 def iter_items(sources: list[str], options: BatchOptions) -> Iterator[Item]:
     index = 0
     for name in sources:
+        if is_parquet(name):
+            for item in _parquet_items(name, options, index):
+                yield item
+                index += 1
+            continue
         if not is_jsonl(name):
             yield Item(index, name, path=name)
             index += 1
@@ -161,7 +199,17 @@ def _jsonl_item(raw: bytes, where: str, options: BatchOptions, index: int) -> It
         return Item(index, where, error=f"{where}: not a JSON line ({exc})")
     if not isinstance(row, dict):
         return Item(index, where, error=f"{where}: a line must be a JSON object with a {options.text_field!r} field")
-    doc_id = row.get(options.id_field, where)
+    return record_item(row, where, options, index)
+
+
+def record_item(row: dict, where: str, options: BatchOptions, index: int = 0) -> Item:
+    """One Item from one input record (a JSONL object or a Parquet row, as Python values): the text,
+    the id (else `where`), and the row's own budget/ratio/question/domain. Both engines use this."""
+    doc_id = row.get(options.id_field)
+    if doc_id is None:
+        doc_id = where
+    elif not isinstance(doc_id, (str, int, float, bool)):
+        doc_id = str(doc_id)  # a Parquet date or decimal: written as text
     text = row.get(options.text_field)
     if not isinstance(text, str):
         what = "missing" if text is None else f"of type {type(text).__name__}, not a string"
@@ -170,21 +218,114 @@ def _jsonl_item(raw: bytes, where: str, options: BatchOptions, index: int) -> It
     return Item(index, doc_id, text=text, overrides=overrides)
 
 
-# -- pruning (runs in the worker, or in-process with jobs=1) -----------------------------------
+def is_parquet(name: str) -> bool:
+    return name.lower().endswith(PARQUET_SUFFIXES)
 
-_STATE: dict = {}
+
+def require_pyarrow():
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet as pq
+    except ImportError:
+        from catp.errors import CatpError
+
+        raise CatpError("Parquet input or output needs pyarrow: pip install 'catp[parquet]'") from None
+    return pq
+
+
+def parquet_rows(name: str) -> int:
+    return require_pyarrow().ParquetFile(name).metadata.num_rows
+
+
+def parquet_columns(name: str, options: BatchOptions) -> list[str]:
+    """The columns to read from a Parquet file: text, id and the per-row overrides it has."""
+    names = require_pyarrow().read_schema(name).names
+    if options.text_field not in names:
+        from catp.errors import CatpError
+
+        raise CatpError(f"{name}: no column {options.text_field!r} (name the text column with --text-field)")
+    return [c for c in (options.id_field, options.text_field, "budget", "ratio", "question", "domain")
+            if c in names]
+
+
+def _parquet_items(name: str, options: BatchOptions, first_index: int) -> Iterator[Item]:
+    """Rows of a Parquet file (read in batches, as Python values); a row without an id gets `FILE:ROW`
+    (0-based)."""
+    pq = require_pyarrow()
+    index = first_index
+    try:
+        columns = parquet_columns(name, options)
+        reader = pq.ParquetFile(name)
+    except OSError as exc:
+        yield Item(index, name, error=f"{name}: cannot open: {exc}")
+        return
+    for batch in reader.iter_batches(batch_size=256, columns=columns):
+        for row in batch.to_pylist():
+            yield record_item(row, f"{name}:{index - first_index}", options, index)
+            index += 1
+
+
+# -- pruning (one Worker per process: the pool's workers, a Ray actor, or this process) --------
+
+
+class Worker:
+    """Prunes Items into rows. Holds one Pruner per domain, built on first use, so rules, tokenizer and
+    taggers load once per worker, never per document. The local pool and the Ray actor both call
+    `prune`, which is what makes their rows identical."""
+
+    def __init__(self, options: BatchOptions, pooled: bool = False):
+        if pooled:  # one document per core already: no tokenizer threads on top (a user's setting wins)
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        self.options = options
+        self.pruners: dict = {}
+        if options.setup:
+            _resolve_setup(options.setup)()
+
+    def pruner(self, domain: str):
+        if domain not in self.pruners:
+            from catp.pipeline import Pruner
+
+            o = self.options
+            self.pruners[domain] = Pruner(domain=domain, rules=o.rules, tokenizer=o.tokenizer, scorer=o.scorer,
+                                          gap_marker=o.gap_marker, cue_window_tokens=o.cue_window_tokens,
+                                          scorer_options=o.scorer_options or None)
+        return self.pruners[domain]
+
+    def prune(self, item: Item) -> dict:
+        """One row for one item; never raises for a bad document."""
+        if item.error is not None:
+            return error_row(item.id, item.error)
+        from catp.errors import CatpError
+
+        o = self.options
+        try:
+            if item.text is not None:
+                text, encoding = item.text, None
+            else:
+                from catp.decode import read_text
+
+                text, encoding = read_text(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
+            ov = item.overrides
+            budget, ratio = (ov.get("budget"), ov.get("ratio")) if ("budget" in ov or "ratio" in ov) \
+                else (o.budget, o.ratio)
+            result = self.pruner(str(ov.get("domain") or o.domain)).prune(
+                text, budget=budget, ratio=ratio, question=ov.get("question", o.question), encoding=encoding)
+        except CatpError as exc:
+            return error_row(item.id, str(exc))
+        except MemoryError:
+            return error_row(item.id, "out of memory while pruning this document")
+        except Exception as exc:  # a bug must not lose the row (or the batch)
+            return error_row(item.id, f"internal error: {type(exc).__name__}: {exc}")
+        data = result.model_dump()
+        return {"id": item.id, "text": data["text"], "kept": data["kept"], "stats": data["stats"],
+                "warnings": data["warnings"], "error": None}
+
+
+_WORKER: list[Worker] = []  # this process's Worker, in a pool worker or with jobs=1
 
 
 def _init_worker(options: BatchOptions, pooled: bool = False) -> None:
-    if pooled:  # one document per core already: no tokenizer threads on top (a user's setting wins)
-        import os
-
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    _STATE.clear()
-    _STATE["options"] = options
-    _STATE["pruners"] = {}
-    if options.setup:
-        _resolve_setup(options.setup)()
+    _WORKER[:] = [Worker(options, pooled)]
 
 
 def _resolve_setup(target: str):
@@ -199,50 +340,13 @@ def _resolve_setup(target: str):
         raise CatpError(f"batch setup {target!r} cannot be loaded: {exc}") from exc
 
 
-def _pruner(domain: str):
-    pruners = _STATE["pruners"]
-    if domain not in pruners:
-        from catp.pipeline import Pruner
-
-        o: BatchOptions = _STATE["options"]
-        pruners[domain] = Pruner(domain=domain, rules=o.rules, tokenizer=o.tokenizer, scorer=o.scorer,
-                                 gap_marker=o.gap_marker, cue_window_tokens=o.cue_window_tokens,
-                                 scorer_options=o.scorer_options or None)
-    return pruners[domain]
-
-
 def error_row(doc_id, message: str) -> dict:
     return {"id": doc_id, "text": None, "kept": None, "stats": None, "warnings": [], "error": message}
 
 
 def prune_item(item: Item) -> dict:
-    """One row for one item; never raises for a bad document."""
-    if item.error is not None:
-        return error_row(item.id, item.error)
-    from catp.errors import CatpError
-
-    o: BatchOptions = _STATE["options"]
-    try:
-        if item.text is not None:
-            text, encoding = item.text, None
-        else:
-            from catp.decode import read_text
-
-            text, encoding = read_text(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
-        ov = item.overrides
-        budget, ratio = (ov.get("budget"), ov.get("ratio")) if ("budget" in ov or "ratio" in ov) \
-            else (o.budget, o.ratio)
-        result = _pruner(str(ov.get("domain") or o.domain)).prune(
-            text, budget=budget, ratio=ratio, question=ov.get("question", o.question), encoding=encoding)
-    except CatpError as exc:
-        return error_row(item.id, str(exc))
-    except MemoryError:
-        return error_row(item.id, "out of memory while pruning this document")
-    except Exception as exc:  # a bug must not lose the row (or the batch)
-        return error_row(item.id, f"internal error: {type(exc).__name__}: {exc}")
-    data = result.model_dump()
-    return {"id": item.id, "text": data["text"], "kept": data["kept"], "stats": data["stats"],
-            "warnings": data["warnings"], "error": None}
+    """One row for one item, by this process's Worker (what the pool's workers run)."""
+    return _WORKER[0].prune(item)
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -252,12 +356,9 @@ def prune_rows(items: Iterable[Item], options: BatchOptions, *, jobs: int = 1,
                summary: BatchSummary | None = None) -> Iterator[dict]:
     """Rows in input order. jobs=1 prunes in this process; more uses a process pool."""
     if jobs <= 1:
-        _init_worker(options)
-        try:
-            for item in items:
-                yield prune_item(item)
-        finally:
-            _STATE.clear()
+        worker = Worker(options)
+        for item in items:
+            yield worker.prune(item)
         return
     if options.setup:  # fail here, once, rather than in every worker
         _resolve_setup(options.setup)
@@ -346,39 +447,68 @@ def _pool_rows(items: Iterable[Item], options: BatchOptions, jobs: int,
 
 
 def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], options: BatchOptions | None = None, *,
-              jobs: int = 1, progress: bool = True) -> BatchSummary:
-    """Prune every document of `inputs` into JSONL at `output` ('-' or a text stream: written there)."""
+              jobs: int = 1, progress: bool = True, engine: str = "local", address: str | None = None,
+              resume: bool = False, rows_per_file: int = 1000) -> BatchSummary:
+    """Prune every document of `inputs` into `output`: JSONL ('-' or a text stream: written there; any
+    other path: a file) or Parquet (a path ending in .parquet: a folder of part files).
+
+    engine "local" prunes here (jobs=1) or in a process pool; "ray" on Ray Data actors (`address`:
+    None starts a local Ray, else "auto" or "ray://HOST:PORT"). With `resume`, rows whose id is
+    already in the output are skipped and the others appended (see catp.batch_output)."""
+    from catp.batch_output import id_key, open_output
+    from catp.errors import CatpError
+
     options = options or BatchOptions()
+    if engine not in ("local", "ray"):
+        raise CatpError(f"unknown engine {engine!r}: use local or ray")
     sources = expand_inputs(inputs, options.glob)
-    summary = BatchSummary(jobs=max(jobs, 1))
+    if engine == "ray":
+        from catp import batch_ray
+
+        batch_ray.require_ray()  # a one-line error before anything is written
+        if "-" in sources:
+            raise CatpError("--engine ray cannot read stdin: give files or folders")
+    if any(is_parquet(name) for name in sources):
+        require_pyarrow()
+    summary = BatchSummary(jobs=max(jobs, 1), engine=engine)
     started = time.perf_counter()
-    close = False
-    if isinstance(output, (str, Path)):
-        if str(output) == "-":
-            out = sys.stdout
-        else:
-            out, close = open(output, "w", encoding="utf-8"), True
-    else:
-        out = output
+    writer = open_output(output, resume=resume, rows_per_file=rows_per_file)
+    done = frozenset(writer.done)
     bar = _progress(count_documents(sources)) if progress else None
+
+    def skipped(item: Item) -> bool:
+        if done and id_key(item.id) in done:
+            summary.skipped += 1
+            if bar is not None:
+                bar[0].update(bar[1], advance=1)
+            return True
+        return False
+
     try:
-        for row in prune_rows(iter_items(sources, options), options, jobs=jobs, summary=summary):
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            summary.rows += 1
-            if row["error"] is not None:
-                summary.errors += 1
+        if engine == "ray":
+            rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=done)
+        else:
+            items = (item for item in iter_items(sources, options) if not skipped(item))
+            # the pool orders rows by a contiguous index: number the items left after skipping
+            items = (replace(item, index=n) for n, item in enumerate(items))
+            rows = prune_rows(items, options, jobs=jobs, summary=summary)
+        for row in rows:
+            if row is None:  # the ray engine's mark for a row skipped on resume
+                summary.skipped += 1
             else:
-                summary.input_tokens += row["stats"]["input_tokens"]
-                summary.output_tokens += row["stats"]["output_tokens"]
+                writer.write(row)
+                summary.rows += 1
+                if row["error"] is not None:
+                    summary.errors += 1
+                else:
+                    summary.input_tokens += row["stats"]["input_tokens"]
+                    summary.output_tokens += row["stats"]["output_tokens"]
             if bar is not None:
                 bar[0].update(bar[1], advance=1, errors=summary.errors)
     finally:
         if bar is not None:
             bar[0].stop()
-        if close:
-            out.close()
-        else:
-            out.flush()
+        writer.close()
     summary.elapsed_s = time.perf_counter() - started
     return summary
 

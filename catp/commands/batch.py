@@ -1,4 +1,4 @@
-"""`catp batch INPUT...`: prune many documents (files, folders, JSONL) into JSONL results."""
+"""`catp batch INPUT...`: prune many documents (files, folders, JSONL, Parquet) into JSONL or Parquet results."""
 
 from __future__ import annotations
 
@@ -21,10 +21,19 @@ from catp.errors import CatpError
 
 
 def batch_command(
-    inputs: list[str] = typer.Argument(..., help="Files, folders (their files, recursively) or JSONL files "
-                                                 "(.jsonl/.ndjson: one document per line); - reads JSONL from stdin."),
-    output: str = typer.Option("-", "--output", "-o", help="JSONL results here (default stdout)."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Worker processes; each loads one Pruner."),
+    inputs: list[str] = typer.Argument(..., help="Files, folders (their files, recursively), JSONL files "
+                                                 "(.jsonl/.ndjson: one document per line) or Parquet files "
+                                                 "(.parquet/.pq: one per row); - reads JSONL from stdin."),
+    output: str = typer.Option("-", "--out", "--output", "-o",
+                               help="Results: a .parquet path is a Parquet folder, any other a JSONL file "
+                                    "(default: JSONL on stdout)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Workers (processes, or Ray actors); each loads one Pruner."),
+    engine: str = typer.Option("local", "--engine", help="local: this machine's process pool; ray: Ray Data "
+                                                         "actors (pip install 'catp[ray]')."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --engine ray: auto (the running cluster) "
+                                                                 "or ray://HOST:PORT; default a local Ray."),
+    resume: bool = typer.Option(False, "--resume", help="Keep the rows already in the output and prune only "
+                                                       "the input rows whose id is not there (appended)."),
     domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto, legal, finance, medical, general."),
     budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Budget in tokens (a JSONL row's own budget/ratio wins)."),
     ratio: Optional[str] = typer.Option(None, "--ratio", "-r", help="Budget as a share of each input, e.g. 1/6."),
@@ -40,8 +49,9 @@ def batch_command(
     scorer_max_tokens: Optional[int] = scorer_max_tokens_option(),
     device: Optional[str] = device_option(),
     scorer_compile: Optional[str] = scorer_compile_option(),
-    text_field: str = typer.Option("text", "--text-field", help="JSONL field holding the document."),
-    id_field: str = typer.Option("id", "--id-field", help="JSONL field holding the id (else FILE:LINE)."),
+    text_field: str = typer.Option("text", "--text-field", help="JSONL field or Parquet column holding the document."),
+    id_field: str = typer.Option("id", "--id-field", help="JSONL field or Parquet column holding the id "
+                                                          "(else FILE:LINE, FILE:ROW for Parquet)."),
     glob: str = typer.Option("*", "--glob", help="Which files of a folder to read, e.g. '*.txt'."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection for text files."),
     max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", help="Refuse text files larger than this."),
@@ -49,12 +59,16 @@ def batch_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary line."),
 ) -> None:
-    """Prune every document; one JSONL row each (id, text, kept, stats, warnings, error), in input order.
+    """Prune every document; one row each (id, text, kept, stats, warnings, error), in input order.
 
     A document that cannot be read or pruned gives a row with `error` set; no row is lost.
+    --engine local and --engine ray give the same rows; --resume skips the ids already in --out.
     Exit code 0 when every row succeeded, 1 when some rows are errors.
     """
     from catp.batch import BatchOptions, run_batch
+
+    if address and engine != "ray":
+        raise CatpError("--address is for --engine ray")
 
     if budget is None and ratio is None:
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
@@ -74,13 +88,10 @@ def batch_command(
                                       scorer_compile),
         gap_marker=gap_marker, cue_window_tokens=cue_window, encoding=encoding, max_bytes=max_bytes,
         text_field=text_field, id_field=id_field, glob=glob, setup=setup)
-    summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet)
+    summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet, engine=engine,
+                        address=address, resume=resume)
     if not quiet:
-        rate = summary.rows / summary.elapsed_s if summary.elapsed_s else 0.0
-        where = "stdout" if output == "-" else output
-        typer.echo(f"catp: {summary.rows} rows ({summary.ok} ok, {summary.errors} errors) -> {where} in "
-                   f"{summary.elapsed_s:.1f}s ({rate:.2f} docs/s, {summary.input_tokens:,} -> "
-                   f"{summary.output_tokens:,} tokens, {summary.jobs} jobs)", err=True)
+        typer.echo(summary.line("stdout" if output == "-" else output), err=True)
     if summary.errors:
         raise typer.Exit(1)
 

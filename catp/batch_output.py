@@ -1,0 +1,176 @@
+"""Where `catp batch` writes its rows: JSONL (a file or stdout) or Parquet (a folder of part files),
+and what an earlier, interrupted run already wrote there (for `resume`).
+
+Rows are written in the order they come, which is input order on both engines. With `resume`, the
+ids already in the output are read first; the run then skips those input rows and appends the rest,
+so a run that crashed and is run again ends with the same rows, in the same order, as a clean run.
+
+JSONL: one row per line. A crash can leave a last line cut short; resuming cuts it off (its row is
+pruned again). Parquet: `OUT` is a folder of `part-NNNNN.parquet` files of up to `rows_per_file` rows
+each, every one written to a `.tmp` file and renamed when complete, so a crash loses at most the rows
+not yet in a finished part; resuming deletes left-over `.tmp` files. Columns:
+
+    id string, text string, kept list<struct<start int64, end int64, reasons list<string>>>,
+    stats string (the stats object as JSON), warnings list<string>, error string
+
+An id that is not a string is written to Parquet as its JSON text (7 -> "7"), which is also how
+ids are compared when resuming, in either format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import IO
+
+PART_PREFIX = "part-"
+
+
+def id_key(doc_id) -> str:
+    """How ids are compared when resuming: a string as it is, anything else as its JSON text."""
+    return doc_id if isinstance(doc_id, str) else json.dumps(doc_id, ensure_ascii=False)
+
+
+def is_parquet_output(output) -> bool:
+    return isinstance(output, (str, Path)) and str(output).lower().rstrip("/").endswith((".parquet", ".pq"))
+
+
+def open_output(output: str | Path | IO[str], *, resume: bool = False, rows_per_file: int = 1000):
+    """A writer for `output`: '-' or a text stream (JSONL), a path ending in .parquet (a Parquet
+    folder), or any other path (a JSONL file). With `resume`, `writer.done` holds the keys of the
+    ids already written and new rows are appended; without it the output starts empty."""
+    from catp.errors import CatpError
+
+    if is_parquet_output(output):
+        return ParquetWriter(Path(output), resume=resume, rows_per_file=rows_per_file)
+    if not isinstance(output, (str, Path)) or str(output) == "-":
+        if resume:
+            raise CatpError("--resume needs an output file (-o/--out PATH), not stdout")
+        return JsonlWriter(sys.stdout if isinstance(output, (str, Path)) else output, close=False)
+    return JsonlWriter.open(Path(output), resume=resume)
+
+
+class JsonlWriter:
+    def __init__(self, stream: IO[str], *, close: bool, done: set[str] | None = None):
+        self.stream = stream
+        self.close_stream = close
+        self.done: set[str] = done or set()
+
+    @classmethod
+    def open(cls, path: Path, *, resume: bool) -> JsonlWriter:
+        done: set[str] = set()
+        if resume and path.exists():
+            done = _resume_jsonl(path)
+        stream = open(path, "a" if resume else "w", encoding="utf-8")
+        return cls(stream, close=True, done=done)
+
+    def write(self, row: dict) -> None:
+        self.stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        if self.close_stream:
+            self.stream.close()
+        else:
+            self.stream.flush()
+
+
+def _resume_jsonl(path: Path) -> set[str]:
+    """The id keys of the complete rows in `path`, after cutting off a last line left unfinished."""
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):  # a crash mid-line: that row is pruned again
+        with open(path, "r+b") as fh:
+            fh.truncate(end)
+    done = set()
+    for line in data[:end].splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            done.add(id_key(row["id"]))
+    return done
+
+
+def parquet_schema():
+    import pyarrow as pa
+
+    kept = pa.list_(pa.struct([("start", pa.int64()), ("end", pa.int64()), ("reasons", pa.list_(pa.string()))]))
+    return pa.schema([("id", pa.string()), ("text", pa.string()), ("kept", kept), ("stats", pa.string()),
+                      ("warnings", pa.list_(pa.string())), ("error", pa.string())])
+
+
+class ParquetWriter:
+    def __init__(self, folder: Path, *, resume: bool, rows_per_file: int):
+        from catp.batch import require_pyarrow
+        from catp.errors import CatpError
+
+        require_pyarrow()
+        if folder.exists() and not folder.is_dir():
+            raise CatpError(f"{folder}: Parquet output is a folder of part files, and this is a file")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.rows_per_file = max(1, rows_per_file)
+        self.buffer: list[dict] = []
+        self.done: set[str] = set()
+        for tmp in folder.glob(f"{PART_PREFIX}*.tmp"):
+            tmp.unlink()
+        parts = sorted(folder.glob(f"{PART_PREFIX}*.parquet"))
+        if resume:
+            import pyarrow.parquet as pq
+
+            for part in parts:
+                self.done.update(pq.read_table(part, columns=["id"]).column("id").to_pylist())
+        else:
+            for part in parts:
+                part.unlink()
+            parts = []
+        self.next_part = int(parts[-1].stem[len(PART_PREFIX):]) + 1 if parts else 0
+
+    def write(self, row: dict) -> None:
+        self.buffer.append(row)
+        if len(self.buffer) >= self.rows_per_file:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pylist([_parquet_row(r) for r in self.buffer], schema=parquet_schema())
+        final = self.folder / f"{PART_PREFIX}{self.next_part:05d}.parquet"
+        tmp = final.with_suffix(".tmp")
+        pq.write_table(table, tmp)
+        os.replace(tmp, final)
+        self.next_part += 1
+        self.buffer = []
+
+    def close(self) -> None:
+        self.flush()
+
+
+def _parquet_row(row: dict) -> dict:
+    kept = None if row["kept"] is None else [
+        {"start": k["start"], "end": k["end"], "reasons": list(k["reasons"])} for k in row["kept"]]
+    stats = None if row["stats"] is None else json.dumps(row["stats"], ensure_ascii=False)
+    return {"id": id_key(row["id"]), "text": row["text"], "kept": kept, "stats": stats,
+            "warnings": list(row["warnings"] or []), "error": row["error"]}
+
+
+def read_rows(output: str | Path) -> list[dict]:
+    """The rows of a JSONL file or a Parquet output folder, in order, as dicts (Parquet's `stats`
+    parsed back from JSON; its ids are strings)."""
+    path = Path(output)
+    if not is_parquet_output(path):
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    import pyarrow.parquet as pq
+
+    rows = []
+    for part in sorted(path.glob(f"{PART_PREFIX}*.parquet")):
+        for row in pq.read_table(part).to_pylist():
+            row["stats"] = None if row["stats"] is None else json.loads(row["stats"])
+            rows.append(row)
+    return rows
