@@ -185,3 +185,19 @@ def test_lexical_term_index_equals_plain_loops():
             n = max(len(doc.units), 1)
             weights = {t: math.log(1 + n / c) for t, c in df.items()}
             assert doc.term_weight == weights and list(doc.term_weight) == list(weights), name
+
+
+@pytest.mark.parametrize("text", [
+    "ΟΔΥΣΣΕΥΣ and ΣΊΣΥΦΟΣ signed the ΑΣ-12 deal; 甲方支付违约金ΣΑ元, Licensee's fee-2,000.5 " * 30,
+    "İstanbul İİ Straße ǅungla ΣΑΣ 合同ΣΣ x" * 30,  # İ lowers to two characters: the unit-by-unit path
+])
+def test_lexical_terms_from_the_lowered_text_equal_unit_by_unit(text):
+    """index_terms searches the once-lowered text per unit with pos/endpos: the same terms as lowering and
+    searching each unit's own text, also for units cut inside words, Han runs and next to a final sigma."""
+    from catp.document import Unit, UnitKind
+
+    cuts = sorted({0, len(text), *range(3, len(text), 7), *range(5, len(text), 11)})
+    doc = Document(text=text, units=[Unit(k, a, b, UnitKind.CLAUSE, k) for k, (a, b) in enumerate(zip(cuts, cuts[1:]))])
+    index_terms(doc)
+    assert doc.unit_terms == [_plain_unit_terms(text[u.start : u.end]) for u in doc.units]
+    assert any(doc.unit_terms) and (len(text.lower()) == len(text)) == ("İ" not in text)
