@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from _samples import real_texts
 
 from catp.document import Document
@@ -201,3 +203,37 @@ def test_lexical_terms_from_the_lowered_text_equal_unit_by_unit(text):
     index_terms(doc)
     assert doc.unit_terms == [_plain_unit_terms(text[u.start : u.end]) for u in doc.units]
     assert any(doc.unit_terms) and (len(text.lower()) == len(text)) == ("İ" not in text)
+
+
+def _plain_merge_short(text: str, pieces, minimum: int):
+    from catp.segment.splitter import _visible
+
+    out = []
+    for a, b, ends in pieces:
+        if out and _visible(text, out[-1][0], out[-1][1]) < minimum:
+            out[-1] = (out[-1][0], b, ends)
+        elif out and _visible(text, a, b) < minimum:
+            out[-1] = (out[-1][0], b, ends or out[-1][2])
+        else:
+            out.append((a, b, ends))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet="ab甲 \n\u3000", max_size=6), st.booleans()), max_size=12),
+       st.integers(0, 6))
+def test_segment_merge_short_counts_visible_characters_once(parts, minimum):
+    """_merge_short adds up the visible characters of merged pieces instead of counting them again."""
+    from catp.segment.splitter import default_segmenter
+
+    text, pieces = "", []
+    for part, ends in parts:  # contiguous pieces, as _split_line makes them
+        pieces.append((len(text), len(text) + len(part), ends))
+        text += part
+    seg = default_segmenter()
+    old = seg.config.min_clause_chars
+    try:
+        object.__setattr__(seg.config, "min_clause_chars", minimum)
+        assert seg._merge_short(text, pieces) == _plain_merge_short(text, pieces, minimum)
+    finally:
+        object.__setattr__(seg.config, "min_clause_chars", old)
