@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 from dataclasses import dataclass, field
@@ -106,8 +107,18 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not kept[i]]
     heapq.heapify(heap)
     heappop, heappush = heapq.heappop, heapq.heappush
+    quiet, ask_after = 0, _SETTLE_AFTER  # pops since the last take; when to ask _last_take (-1: asked)
     while heap:
+        if quiet == ask_after:  # many pops in a row changed nothing: the budget is about full
+            last = _last_take(taker, heap)
+            if last is not None:
+                if last:
+                    taker.take(last[0])
+                break
+            quiet, ask_after = -1, 2 * ask_after  # takes go on: ask after the next take, later
         _, i = heappop(heap)
+        if quiet >= 0:
+            quiet += 1
         if kept[i]:
             continue
         current = density(i)
@@ -115,12 +126,47 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
             heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
             continue
         taken = taker.take(i)
+        if taken:
+            quiet = 0
         for j in taken:
             if terms:
                 covered |= terms[j]
         for j in {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n}:
             if not kept[j] and not doc.unit_deleted[j]:
                 heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
+
+
+_SETTLE_AFTER = 1000  # pops without a take before fill_by_value asks _last_take whether any can follow
+
+
+def _last_take(taker: _Taker, heap: list) -> list[int] | None:
+    """What is left for fill_by_value to do once takes have stopped: [] when no unit queued in the heap
+    can be taken, [u] when u is the only one and after it no unit at all can; else None (go on).
+    Exact: takes are the only changes, a queued unit is popped until it is taken or turned down, and
+    one that fits when popped with nothing taken since is taken (at the latest when its re-queued
+    entry is the heap's top); units without an entry get one only after a take. Tried on copies."""
+    doc, live = taker.doc, sorted({i for _, i in heap})
+    trial = _trial_copy(taker)
+    fits = []
+    for j in live:
+        if trial.take(j):
+            if fits:
+                return None
+            fits.append(j)
+            trial = _trial_copy(taker)
+    if fits:
+        trial.take(fits[0])
+        if any(trial.take(j) for j in range(len(doc.units)) if not doc.unit_deleted[j]):
+            return None
+    return fits
+
+
+def _trial_copy(taker: _Taker) -> _Taker:
+    """A deep copy of the taker to try takes on; the document and the groups (which take only reads)
+    are shared, the selection's lists copied with list()."""
+    sel = taker.sel
+    return copy.deepcopy(taker, {id(taker.doc): taker.doc, id(taker.members): taker.members,
+                                 id(sel.kept): list(sel.kept), id(sel.added): list(sel.added)})
 
 
 def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: set[str], kept: list[bool]):
