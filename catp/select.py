@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import heapq
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from catp.document import Document, UnitKind
@@ -110,10 +111,10 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     quiet, ask_after = 0, _SETTLE_AFTER  # pops since the last take; when to ask _last_take (-1: asked)
     while heap:
         if quiet == ask_after:  # many pops in a row changed nothing: the budget is about full
-            last = _last_take(taker, heap)
+            last = _last_takes(taker, heap, density, terms, covered)
             if last is not None:
-                if last:
-                    taker.take(last[0])
+                for j in last:
+                    taker.take(j)
                 break
             quiet, ask_after = -1, 2 * ask_after  # takes go on: ask after the next take, later
         _, i = heappop(heap)
@@ -136,29 +137,83 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
                 heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
 
 
-_SETTLE_AFTER = 1000  # pops without a take before fill_by_value asks _last_take whether any can follow
+_SETTLE_AFTER = 1000  # pops without a take before fill_by_value asks _last_takes whether it is done
+_MAX_LEFT = 32  # _last_takes orders at most this many units that can still be taken
 
 
-def _last_take(taker: _Taker, heap: list) -> list[int] | None:
-    """What is left for fill_by_value to do once takes have stopped: [] when no unit queued in the heap
-    can be taken, [u] when u is the only one and after it no unit at all can; else None (go on).
-    Exact: takes are the only changes, a queued unit is popped until it is taken or turned down, and
-    one that fits when popped with nothing taken since is taken (at the latest when its re-queued
-    entry is the heap's top); units without an entry get one only after a take. Tried on copies."""
-    doc, live = taker.doc, sorted({i for _, i in heap})
-    trial = _trial_copy(taker)
-    fits = []
-    for j in live:
-        if trial.take(j):
-            if fits:
+def _last_takes(taker: _Taker, heap: list, density, terms, covered: set[str]) -> list[int] | None:
+    """The takes left to fill_by_value, in order, when it can tell them without popping on; else None.
+
+    Takes are the only changes and a failed take changes nothing, so the next take is one of the
+    units that fit now and hold an entry in the heap (a unit gets an entry only when a neighbour is
+    taken). Such a unit, while its density stays what it is now, is taken at the first of its entries
+    where it is not stale, else at its entry re-queued at that density; it is surely stale at an entry
+    when the entry after it in the heap's order (still there then) is denser by more than 1e-12. When
+    the moments of these units are known and in order (or their possible stretches of the heap's order
+    do not overlap), they give the order of the takes. That holds if, along it (tried on copies of the
+    taker), no unit comes to fit that is not still to come, and each unit's density stays put: 0
+    stays 0 (coverage and joins only scale it), else no unit taken before it is its neighbour or
+    covers one of its terms not yet covered. After a take, the units that may have come to fit are
+    its neighbours (a unit's cost depends on its own and its group's neighbours), or any unit when
+    the take freed budget (joining two runs can cost less than nothing)."""
+    doc, n = taker.doc, len(taker.sel.kept)
+    entries: dict[int, list[tuple]] = {}
+    for entry in heap:
+        entries.setdefault(entry[1], []).append(entry)
+    fits = _fitting(taker, entries)
+    if len(fits) > _MAX_LEFT or any(doc.unit_group and doc.unit_group[u] != -1 for u in fits):
+        return None
+    order = sorted(heap) if fits else []
+    moments = []  # (earliest, latest, unit, density): where in the heap's order it can be taken
+    for u in fits:
+        d = density(u)
+        last, when = (-d, u), None  # its entry if re-queued at d; where it is taken
+        for e in sorted(entries[u]):
+            if when is not None and e >= last:
+                break  # re-queued: that entry comes out first
+            if d >= -e[0] - 1e-12:
+                when = (e, e)  # not stale there: taken
+                break
+            after = bisect_right(order, e)
+            if not (after < len(order) and d < -order[after][0] - 1e-12):
+                when = (e, last)  # stale or not, depending on entries re-queued before it
+                break
+            when = (last, last)  # surely stale: re-queued
+        moments.append((*when, u, d))
+    moments.sort()
+    if any(a[1] >= b[0] for a, b in zip(moments, moments[1:])):
+        return None
+    trial, left, taken, candidates = _trial_copy(taker), [m[2] for m in moments], [], set(entries)
+    dens = {m[2]: m[3] for m in moments}
+    while left:
+        t = left.pop(0)
+        estimate = trial.sel.estimated_tokens
+        if not trial.take(t):
+            continue  # turned down when its turn comes; must not fit again (checked below)
+        taken.append(t)
+        for u in left:
+            if dens[u] and (abs(u - t) == 1 or (terms and not terms[t].isdisjoint(terms[u] - covered))):
                 return None
-            fits.append(j)
-            trial = _trial_copy(taker)
-    if fits:
-        trial.take(fits[0])
-        if any(trial.take(j) for j in range(len(doc.units)) if not doc.unit_deleted[j]):
+        near = [j for j in (t - 1, t + 1) if 0 <= j < n and not doc.unit_deleted[j]]
+        candidates.update(near)
+        # A take that cost something leaves less budget and changes only its neighbours' costs (and
+        # so their groups'): only they can have come to fit. One that freed budget: any unit.
+        now = _fitting(trial, candidates if trial.sel.estimated_tokens < estimate else near)
+        if not set(now) <= set(left):
             return None
-    return fits
+    return taken
+
+
+def _fitting(taker: _Taker, units) -> list[int]:
+    """The units (sorted) whose take would succeed now (more than _MAX_LEFT: stops early)."""
+    trial, out = _trial_copy(taker), []
+    for j in sorted(units):
+        if trial.take(j):
+            out.append(j)
+            if len(out) > _MAX_LEFT:
+                break
+            trial = _trial_copy(taker)
+    return out
 
 
 def _trial_copy(taker: _Taker) -> _Taker:
