@@ -6,6 +6,7 @@ import copy
 import heapq
 import math
 from bisect import bisect_right
+from itertools import pairwise
 from dataclasses import dataclass, field
 
 from catp.document import Document, UnitKind
@@ -181,7 +182,7 @@ def _last_takes(taker: _Taker, heap: list, density, terms, covered: set[str]) ->
             when = (last, last)  # surely stale: re-queued
         moments.append((*when, u, d))
     moments.sort()
-    if any(a[1] >= b[0] for a, b in zip(moments, moments[1:])):
+    if any(a[1] >= b[0] for a, b in pairwise(moments)):
         return None
     trial, left, taken, candidates = _trial_copy(taker), [m[2] for m in moments], [], set(entries)
     dens = {m[2]: m[3] for m in moments}

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from _samples import real_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from _samples import real_texts
 
 from catp.document import Document
 from catp.rules import pos
@@ -196,10 +196,12 @@ def test_lexical_term_index_equals_plain_loops():
 def test_lexical_terms_from_the_lowered_text_equal_unit_by_unit(text):
     """index_terms searches the once-lowered text per unit with pos/endpos: the same terms as lowering and
     searching each unit's own text, also for units cut inside words, Han runs and next to a final sigma."""
+    from itertools import pairwise
+
     from catp.document import Unit, UnitKind
 
     cuts = sorted({0, len(text), *range(3, len(text), 7), *range(5, len(text), 11)})
-    doc = Document(text=text, units=[Unit(k, a, b, UnitKind.CLAUSE, k) for k, (a, b) in enumerate(zip(cuts, cuts[1:]))])
+    doc = Document(text=text, units=[Unit(k, a, b, UnitKind.CLAUSE, k) for k, (a, b) in enumerate(pairwise(cuts))])
     index_terms(doc)
     assert doc.unit_terms == [_plain_unit_terms(text[u.start : u.end]) for u in doc.units]
     assert any(doc.unit_terms) and (len(text.lower()) == len(text)) == ("İ" not in text)
