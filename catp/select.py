@@ -6,8 +6,8 @@ import copy
 import heapq
 import math
 from bisect import bisect_right
-from itertools import pairwise
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from catp.document import Document, UnitKind
 from catp.rules.schema import SelectionPolicy
