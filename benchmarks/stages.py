@@ -158,7 +158,8 @@ def linearity(kind: str, small: int, large: int, ratio: str) -> int:
             timed(n, "index_terms (lexical term index)", lambda: index_terms(doc))
             budget = int(pipeline.parse_ratio(ratio) * len(starts))
             timed(n, "score", lambda: pruner._score(doc, None, budget))
-            timed(n, "select", lambda: select(doc, budget, pruner.gap_tokens))
+            policy = pruner.policy(doc.domain, doc.lang)  # as Pruner._select runs it
+            timed(n, "select", lambda policy=policy: select(doc, budget, pruner.gap_tokens, policy))
             pruner.clear_cache()
             timed(n, "prune (whole)", lambda: pruner.prune(text, ratio=ratio))
     print(f"{kind}: CPU seconds (min of 2) at {small} and {large} tokens; text {len(texts[large]) / len(texts[small]):.2f}x")

@@ -76,9 +76,15 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
     value = [0.0] * n
     group = [-1] * n
     DELETE, PROTECT = Action.DELETE, Action.PROTECT
+    weights: dict[int, float] = {}  # fact_weight per priority, worked out once
     for span in doc.spans:
         s_start, s_end, action, rule_id, prio = span.start, span.end, span.action, span.rule_id, span.priority
-        weight = fact_weight(prio) if action is PROTECT else 0.0
+        if action is PROTECT:
+            weight = weights.get(prio)
+            if weight is None:
+                weight = weights[prio] = fact_weight(prio)
+        else:
+            weight = 0.0
         per = s_end - s_start  # the span's weight is shared by overlap ...
         if span.whole and whole_span_chars:
             per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters

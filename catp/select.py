@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from catp.document import Document, UnitKind
 from catp.rules.schema import SelectionPolicy
@@ -137,8 +140,18 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not kept[i]]
     heapq.heapify(heap)
     heappop, heappush = heapq.heappop, heapq.heappush
+    quiet, ask_after = 0, _SETTLE_AFTER  # pops since the last take; when to ask _last_take (-1: asked)
     while heap:
+        if quiet == ask_after:  # many pops in a row changed nothing: the budget is about full
+            last = _last_takes(taker, heap, density, terms, covered, texts)
+            if last is not None:
+                for j in last:
+                    taker.take(j)
+                break
+            quiet, ask_after = -1, 2 * ask_after  # takes go on: ask after the next take, later
         _, i = heappop(heap)
+        if quiet >= 0:
+            quiet += 1
         if kept[i]:
             continue
         current = density(i)
@@ -146,6 +159,8 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
             heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
             continue
         taken = taker.take(i)
+        if taken:
+            quiet = 0
         for j in taken:
             if terms:
                 covered |= terms[j]
@@ -153,6 +168,98 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
         for j in {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n}:
             if not kept[j] and not doc.unit_deleted[j]:
                 heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
+
+
+_SETTLE_AFTER = 1000  # pops without a take before fill_by_value asks _last_takes whether it is done
+_MAX_LEFT = 32  # _last_takes orders at most this many units that can still be taken
+
+
+def _last_takes(taker: _Taker, heap: list, density, terms, covered: set[str], texts: list[str]) -> list[int] | None:
+    """The takes left to fill_by_value, in order, when it can tell them without popping on; else None.
+
+    Takes are the only changes and a failed take changes nothing, so the next take is one of the
+    units that fit now and hold an entry in the heap (a unit gets an entry only when a neighbour is
+    taken). Such a unit, while its density stays what it is now, is taken at the first of its entries
+    where it is not stale, else at its entry re-queued at that density; it is surely stale at an entry
+    when the entry after it in the heap's order (still there then) is denser by more than 1e-12. When
+    the moments of these units are known and in order (or their possible stretches of the heap's order
+    do not overlap), they give the order of the takes. That holds if, along it (tried on copies of the
+    taker), no unit comes to fit that is not still to come, and each unit's density stays put: 0
+    stays 0 (coverage and joins only scale it), else no unit taken before it is its neighbour, says
+    the same text (its facts then count 0) or covers one of its terms not yet covered. After a take,
+    the units that may have come to fit are its neighbours (a unit's cost depends on its own and its
+    group's neighbours), or any unit when the take freed budget (joining two runs can cost less than
+    nothing) or opened the output (the first run's head costs no marker, see first_run_change)."""
+    doc, n = taker.doc, len(taker.sel.kept)
+    entries: dict[int, list[tuple]] = {}
+    for entry in heap:
+        entries.setdefault(entry[1], []).append(entry)
+    fits = _fitting(taker, entries)
+    if len(fits) > _MAX_LEFT or any(doc.unit_group and doc.unit_group[u] != -1 for u in fits):
+        return None
+    order = sorted(heap) if fits else []
+    moments = []  # (earliest, latest, unit, density): where in the heap's order it can be taken
+    for u in fits:
+        d = density(u)
+        last, when = (-d, u), None  # its entry if re-queued at d; where it is taken
+        for e in sorted(entries[u]):
+            if when is not None and e >= last:
+                break  # re-queued: that entry comes out first
+            if d >= -e[0] - 1e-12:
+                when = (e, e)  # not stale there: taken
+                break
+            after = bisect_right(order, e)
+            if not (after < len(order) and d < -order[after][0] - 1e-12):
+                when = (e, last)  # stale or not, depending on entries re-queued before it
+                break
+            when = (last, last)  # surely stale: re-queued
+        moments.append((*when, u, d))
+    moments.sort()
+    if any(a[1] >= b[0] for a, b in pairwise(moments)):
+        return None
+    trial, left, taken, candidates = _trial_copy(taker), [m[2] for m in moments], [], set(entries)
+    dens = {m[2]: m[3] for m in moments}
+    while left:
+        t = left.pop(0)
+        estimate, first = trial.sel.estimated_tokens, trial.first
+        if not trial.take(t):
+            continue  # turned down when its turn comes; must not fit again (checked below)
+        taken.append(t)
+        for u in left:
+            if dens[u] and (abs(u - t) == 1 or texts[u] == texts[t]
+                            or (terms and not terms[t].isdisjoint(terms[u] - covered))):
+                return None
+        near = [j for j in (t - 1, t + 1) if 0 <= j < n and not doc.unit_deleted[j]]
+        candidates.update(near)
+        # A take that cost something leaves less budget and changes only its neighbours' costs (and
+        # so their groups'): only they can have come to fit. One that freed budget or moved the
+        # output's first run: any unit.
+        anywhere = trial.sel.estimated_tokens < estimate or trial.first != first
+        now = _fitting(trial, candidates if anywhere else near)
+        if not set(now) <= set(left):
+            return None
+    return taken
+
+
+def _fitting(taker: _Taker, units) -> list[int]:
+    """The units (sorted) whose take would succeed now (more than _MAX_LEFT: stops early)."""
+    trial, out = _trial_copy(taker), []
+    for j in sorted(units):
+        if trial.take(j):
+            out.append(j)
+            if len(out) > _MAX_LEFT:
+                break
+            trial = _trial_copy(taker)
+    return out
+
+
+def _trial_copy(taker: _Taker) -> _Taker:
+    """A deep copy of the taker to try takes on; the document, the groups and the per-unit tables
+    (which take only reads) are shared, the selection's lists copied with list()."""
+    sel = taker.sel
+    return copy.deepcopy(taker, {id(taker.doc): taker.doc, id(taker.members): taker.members,
+                                 id(taker.heads): taker.heads, id(taker.least): taker.least,
+                                 id(sel.kept): list(sel.kept), id(sel.added): list(sel.added)})
 
 
 def _said(doc: Document, i: int) -> str:

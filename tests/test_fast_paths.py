@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from _samples import real_texts
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from catp.document import Document
 from catp.rules import pos
@@ -185,3 +187,55 @@ def test_lexical_term_index_equals_plain_loops():
             n = max(len(doc.units), 1)
             weights = {t: math.log(1 + n / c) for t, c in df.items()}
             assert doc.term_weight == weights and list(doc.term_weight) == list(weights), name
+
+
+@pytest.mark.parametrize("text", [
+    "ΟΔΥΣΣΕΥΣ and ΣΊΣΥΦΟΣ signed the ΑΣ-12 deal; 甲方支付违约金ΣΑ元, Licensee's fee-2,000.5 " * 30,
+    "İstanbul İİ Straße ǅungla ΣΑΣ 合同ΣΣ x" * 30,  # İ lowers to two characters: the unit-by-unit path
+])
+def test_lexical_terms_from_the_lowered_text_equal_unit_by_unit(text):
+    """index_terms searches the once-lowered text per unit with pos/endpos: the same terms as lowering and
+    searching each unit's own text, also for units cut inside words, Han runs and next to a final sigma."""
+    from itertools import pairwise
+
+    from catp.document import Unit, UnitKind
+
+    cuts = sorted({0, len(text), *range(3, len(text), 7), *range(5, len(text), 11)})
+    doc = Document(text=text, units=[Unit(k, a, b, UnitKind.CLAUSE, k) for k, (a, b) in enumerate(pairwise(cuts))])
+    index_terms(doc)
+    assert doc.unit_terms == [_plain_unit_terms(text[u.start : u.end]) for u in doc.units]
+    assert any(doc.unit_terms) and (len(text.lower()) == len(text)) == ("İ" not in text)
+
+
+def _plain_merge_short(text: str, pieces, minimum: int):
+    from catp.segment.splitter import _visible
+
+    out = []
+    for a, b, ends in pieces:
+        if out and _visible(text, out[-1][0], out[-1][1]) < minimum:
+            out[-1] = (out[-1][0], b, ends)
+        elif out and _visible(text, a, b) < minimum:
+            out[-1] = (out[-1][0], b, ends or out[-1][2])
+        else:
+            out.append((a, b, ends))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet="ab甲 \n\u3000", max_size=6), st.booleans()), max_size=12),
+       st.integers(0, 6))
+def test_segment_merge_short_counts_visible_characters_once(parts, minimum):
+    """_merge_short adds up the visible characters of merged pieces instead of counting them again."""
+    from catp.segment.splitter import default_segmenter
+
+    text, pieces = "", []
+    for part, ends in parts:  # contiguous pieces, as _split_line makes them
+        pieces.append((len(text), len(text) + len(part), ends))
+        text += part
+    seg = default_segmenter()
+    old = seg.config.min_clause_chars
+    try:
+        object.__setattr__(seg.config, "min_clause_chars", minimum)
+        assert seg._merge_short(text, pieces) == _plain_merge_short(text, pieces, minimum)
+    finally:
+        object.__setattr__(seg.config, "min_clause_chars", old)

@@ -259,3 +259,91 @@ def test_a_repeated_text_counts_its_facts_once():
     assert select(doc, 7, 1, flat).kept[1]
     doc.text = "Page 9 1/2/2020\nPayment due.\nPage 8 1/2/2020"  # another page: its own facts
     assert select(doc, 7, 1, flat).kept == [True, False, True]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0, 0, 60]), st.sampled_from([-1, -1, -1, -1, 0, 1]),
+                          st.sampled_from([0.0, 1.0, 2.5]), st.sets(st.sampled_from("abcde"), max_size=3),
+                          st.booleans()), min_size=1, max_size=30),
+       st.integers(0, 60), st.integers(0, 3), st.sampled_from([1, 2, 3]))
+def test_fill_by_value_stops_early_exactly(spec, budget, gap, ask_after):
+    """Once takes stop, fill_by_value asks _last_takes which can follow and stops (after taking them):
+    the same kept units, order and estimate as popping the heap to the end. Small units (0 tokens: a
+    join that frees budget), groups, shared terms and exact ties included."""
+    import math
+
+    import pytest
+
+    tokens, priority, group, scores, terms, deleted = zip(*spec)
+    doc = make_doc(list(tokens), priority=list(priority), scores=dict(enumerate(scores)), deleted=list(deleted))
+    doc.unit_group = list(group)
+    doc.unit_terms = [sorted(t) for t in terms]
+    doc.unit_term_sets = [frozenset(t) for t in terms]
+    doc.term_weight = {t: math.log(1 + len(spec) / sum(t in ts for ts in terms)) for ts in terms for t in ts}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(select_mod, "_SETTLE_AFTER", ask_after)
+        early = select(doc, budget, gap)
+        mp.setattr(select_mod, "_SETTLE_AFTER", -1)  # never asks
+        full = select(doc, budget, gap)
+    assert (early.kept, early.added, early.estimated_tokens) == (full.kept, full.added, full.estimated_tokens)
+
+
+def test_fill_by_value_stops_early_after_the_last_take(monkeypatch):
+    """The early stop does happen: a full budget, one small unit left that fits, then nothing."""
+    doc = make_doc([5, 5, 1, 9, 9, 9, 9], scores={0: 5.0, 1: 4.0, 2: 0.1, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0})
+    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+    answers = []
+    last_takes = select_mod._last_takes
+    monkeypatch.setattr(select_mod, "_last_takes", lambda *args: answers.append(last_takes(*args)) or answers[-1])
+    sel = select(doc, 11, 0)
+    assert sel.kept == [True, True, True, False, False, False, False] and sel.added[-1] == 2
+    assert [2] in answers or [] in answers
+
+
+def test_fill_by_value_goes_on_when_the_last_fitting_unit_frees_another(monkeypatch):
+    """Taking the only unit that fits (1 token next to a kept run) makes its 0-token neighbour fit (it
+    now extends the run): no early stop there."""
+    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+    doc = make_doc([4, 1, 0, 9], scores={0: 5.0, 1: 0.1, 2: 0.05, 3: 3.0})
+    sel = select(doc, 5, 2)
+    assert (sel.kept, sel.added, sel.estimated_tokens) == ([True, True, True, False], [0, 1, 2], 5)
+
+
+def test_fill_by_value_goes_on_when_two_units_fit(monkeypatch):
+    """Two units fit, but not both: which one the heap reaches first decides, so no early stop."""
+    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+    doc = make_doc([1, 4, 1, 9], scores={0: 0.1, 1: 5.0, 2: 2.0, 3: 3.0})
+    sel = select(doc, 5, 2)
+    assert (sel.kept, sel.added, sel.estimated_tokens) == ([False, True, True, False], [1, 2], 5)
+
+
+def test_fill_by_value_stops_early_exactly_on_many_random_documents(monkeypatch):
+    """The same check as above over 4,000 seeded random documents (up to 40 units): enough to hit the
+    rarer ways an early stop could go wrong (a take that frees budget, units sharing terms, places in
+    the heap's order that overlap, a take that opens the output, units saying the same text)."""
+    import dataclasses
+    import math
+    import random
+
+    rng = random.Random(5)
+    for _ in range(4000):
+        n = rng.randint(1, 40)
+        tokens = [rng.randint(0, 6) for _ in range(n)]
+        terms = [set(rng.sample("abcdef", rng.randint(0, 3))) for _ in range(n)]
+        doc = make_doc(tokens, priority=[rng.choice([0, 0, 60]) for _ in range(n)],
+                       scores={i: rng.choice([0.0, 0.0, 1.0, 2.5]) for i in range(n)},
+                       deleted=[rng.random() < 0.1 for _ in range(n)],
+                       edge=[rng.choice([0, 0, 1, 2]) for _ in range(n)], merge=[rng.choice([0, 1]) for _ in range(n)])
+        doc.units = [dataclasses.replace(u, edge=min(u.edge, u.tokens)) for u in doc.units]  # edge <= tokens
+        # some units say the same text (a page footer): their facts count once
+        doc.text = "".join(f"w{rng.choice(range(n if rng.random() < 0.7 else 3)):04d}     " for _ in range(n))
+        doc.unit_group = [rng.choice([-1] * 6 + [0, 1]) for _ in range(n)]
+        doc.unit_terms = [sorted(t) for t in terms]
+        doc.unit_term_sets = [frozenset(t) for t in terms]
+        doc.term_weight = {t: math.log(1 + n / sum(t in ts for ts in terms)) for ts in terms for t in ts}
+        budget, gap = rng.randint(0, 60), rng.randint(0, 3)
+        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", rng.choice([1, 2, 3]))
+        early = select(doc, budget, gap)
+        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", -1)
+        full = select(doc, budget, gap)
+        assert (early.kept, early.added, early.estimated_tokens) == (full.kept, full.added, full.estimated_tokens)

@@ -26,8 +26,13 @@ _STOP = frozenset(
 
 
 def unit_terms(text: str) -> list[str]:
+    return _terms(_TERMS.findall(text.lower()))
+
+
+def _terms(tokens: list[str]) -> list[str]:
+    """The terms of a unit's _TERMS tokens (found in lower-cased text)."""
     terms: list[str] = []
-    for tok in _TERMS.findall(text.lower()):
+    for tok in tokens:
         if tok[0] >= "\u3400":  # Han: character bigrams
             if len(tok) == 1:
                 terms.append(tok)
@@ -44,7 +49,15 @@ def index_terms(doc: Document) -> None:
     if doc.unit_terms and len(doc.unit_terms) == len(doc.units):
         return
     text = doc.text
-    doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        # Lower-cased once, searched per unit with pos/endpos (no slices). The same tokens as
+        # unit_terms(unit text): _TERMS has no anchors or lookarounds, and lower() maps each character
+        # on its own here but for the final sigma (σ or ς by context), which no term holds.
+        findall = _TERMS.findall
+        doc.unit_terms = [_terms(findall(lowered, u.start, u.end)) for u in doc.units]
+    else:  # some character lowers to several (İ): offsets differ, so unit by unit
+        doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
     doc.unit_term_sets = list(map(frozenset, doc.unit_terms))
     df = Counter(chain.from_iterable(doc.unit_term_sets))  # in how many units each term occurs
     n = max(len(doc.units), 1)

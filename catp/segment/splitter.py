@@ -78,13 +78,18 @@ class Segmenter:
             pieces.append((cursor, end, True))
         merged = self._merge_short(text, pieces)
         kind = first_kind
+        limit = self.config.max_unit_chars
         for a, b, ends_sentence in merged:
             a, b = _strip(text, a, b)
             if a >= b:
                 continue
-            for ca, cb in self._cap(text, a, b):
-                units.append(Unit(len(units), ca, cb, kind, sentence))
+            if b - a <= limit:  # what _cap yields for a stripped piece this short: the piece
+                units.append(Unit(len(units), a, b, kind, sentence))
                 kind = UnitKind.CLAUSE
+            else:
+                for ca, cb in self._cap(text, a, b):
+                    units.append(Unit(len(units), ca, cb, kind, sentence))
+                    kind = UnitKind.CLAUSE
             if ends_sentence:
                 sentence += 1
                 kind = UnitKind.SENTENCE
@@ -93,13 +98,18 @@ class Segmenter:
     def _merge_short(self, text: str, pieces: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
         out: list[tuple[int, int, bool]] = []
         minimum = self.config.min_clause_chars
+        last = 0  # _visible of out[-1]: pieces are contiguous, so a merged piece's count is the sum
         for a, b, ends in pieces:
-            if out and _visible(text, out[-1][0], out[-1][1]) < minimum:
+            visible = _visible(text, a, b)
+            if out and last < minimum:
                 out[-1] = (out[-1][0], b, ends)  # a short piece joins the next one
-            elif out and _visible(text, a, b) < minimum:
+                last += visible
+            elif out and visible < minimum:
                 out[-1] = (out[-1][0], b, ends or out[-1][2])  # a short tail joins the previous one
+                last += visible
             else:
                 out.append((a, b, ends))
+                last = visible
         return out
 
     def _cap(self, text: str, start: int, end: int):
