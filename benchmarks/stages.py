@@ -109,7 +109,7 @@ def main() -> int:
     rows.append(("  of which: matchers alone (with the anchor pass)", sum(p[0] for p in per_rule) + t_anchor))
     rows.append(("    anchor pass: fold, Aho-Corasick, barriers", t_anchor))
     if hasattr(pipeline, "_cost_units"):
-        rows.append(("_cost_units", cpu(lambda: pipeline._cost_units(annotated, starts))[0]))
+        rows.append(("_cost_units", cpu(lambda: pipeline._cost_units(annotated, starts, pruner._marker_merge))[0]))
     rows.append(("score + select + decisions + finish (the rest)", t_all - sum(r[1] for r in rows[1:] if not r[0].startswith("  "))))
     rows.append(("prune (whole)", t_all))
     ref = rows[0][1]
@@ -152,7 +152,7 @@ def linearity(kind: str, small: int, large: int, ratio: str) -> int:
             doc = Document(text=text, lang=lang, domain=corpora.DOMAIN[kind])
             timed(n, "segment", lambda: segment(doc))
             timed(n, "annotate", lambda: annotate(doc, pruner.registry(doc.domain), starts, langs=langs))
-            timed(n, "_cost_units", lambda: pipeline._cost_units(doc, starts))
+            timed(n, "_cost_units", lambda: pipeline._cost_units(doc, starts, pruner._marker_merge))
             from catp.scoring.lexical import index_terms
 
             timed(n, "index_terms (lexical term index)", lambda: index_terms(doc))
