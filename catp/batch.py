@@ -142,8 +142,8 @@ def count_documents(sources: list[str]) -> int | None:
         if is_parquet(name):
             try:
                 total += parquet_rows(name)
-            except OSError:
-                total += 1
+            except UNREADABLE_PARQUET:
+                total += 1  # one error row
             continue
         if not is_jsonl(name):
             total += 1
@@ -222,6 +222,11 @@ def is_parquet(name: str) -> bool:
     return name.lower().endswith(PARQUET_SUFFIXES)
 
 
+# A Parquet file that cannot be opened (missing: OSError; not Parquet or corrupt: pyarrow's ArrowInvalid,
+# a ValueError) gives one error row.
+UNREADABLE_PARQUET = (OSError, ValueError)
+
+
 def require_pyarrow():
     try:
         import pyarrow  # noqa: F401
@@ -256,7 +261,7 @@ def _parquet_items(name: str, options: BatchOptions, first_index: int) -> Iterat
     try:
         columns = parquet_columns(name, options)
         reader = pq.ParquetFile(name)
-    except OSError as exc:
+    except UNREADABLE_PARQUET as exc:
         yield Item(index, name, error=f"{name}: cannot open: {exc}")
         return
     for batch in reader.iter_batches(batch_size=256, columns=columns):
@@ -468,8 +473,12 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
         batch_ray.require_ray()  # a one-line error before anything is written
         if "-" in sources:
             raise CatpError("--engine ray cannot read stdin: give files or folders")
-    if any(is_parquet(name) for name in sources):
-        require_pyarrow()
+    for name in sources:  # a missing text column is one error, before anything is written (on either engine)
+        if is_parquet(name):
+            try:
+                parquet_columns(name, options)
+            except UNREADABLE_PARQUET:
+                pass  # its error row comes from the reader
     summary = BatchSummary(jobs=max(jobs, 1), engine=engine)
     started = time.perf_counter()
     writer = open_output(output, resume=resume, rows_per_file=rows_per_file)

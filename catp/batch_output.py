@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from catp.batch import PARQUET_SUFFIXES
+
 PART_PREFIX = "part-"
 
 
@@ -34,7 +36,7 @@ def id_key(doc_id) -> str:
 
 
 def is_parquet_output(output) -> bool:
-    return isinstance(output, (str, Path)) and str(output).lower().rstrip("/").endswith((".parquet", ".pq"))
+    return isinstance(output, (str, Path)) and str(output).lower().rstrip("/").endswith(PARQUET_SUFFIXES)
 
 
 def open_output(output: str | Path | IO[str], *, resume: bool = False, rows_per_file: int = 1000):

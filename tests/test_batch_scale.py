@@ -146,14 +146,33 @@ def test_parquet_in_and_out_give_the_rows_of_jsonl(mixed, tmp_path):
     assert read_rows(as_parquet)[1]["id"] == "2" and read_rows(as_jsonl)[1]["id"] == 2
 
 
-def test_a_missing_text_column_is_one_error(tmp_path):
+@pytest.mark.parametrize("engine", ["local", "ray"])
+def test_a_missing_text_column_is_one_error(tmp_path, engine):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if engine == "ray":
+        pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[test]'")
     pq.write_table(pa.table({"id": ["a"], "content": ["The fee is $5."]}), tmp_path / "in.parquet")
     proc = subprocess.run([sys.executable, "-m", "catp", "batch", str(tmp_path / "in.parquet"), "--budget", "60",
-                           "--out", str(tmp_path / "o.jsonl")], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2 and "no column 'text'" in proc.stderr and "Traceback" not in proc.stderr
+                           "--out", str(tmp_path / "o.jsonl"), "--engine", engine],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"catp: error: {tmp_path / 'in.parquet'}: no column 'text' (name the text column with --text-field)"]
+    assert not (tmp_path / "o.jsonl").exists()  # checked before anything is written
+
+
+def test_a_file_that_is_not_parquet_is_an_error_row(tmp_path):
+    (tmp_path / "bad.parquet").write_text("not parquet at all\n", encoding="utf-8")
+    write_jsonl(tmp_path / "good.jsonl", [{"id": "g", "text": "The fee is $5,000, payable within thirty (30) days."}])
+    proc = subprocess.run([sys.executable, "-m", "catp", "batch", str(tmp_path / "bad.parquet"),
+                           str(tmp_path / "good.jsonl"), "--budget", "60", "--out", str(tmp_path / "o.jsonl")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    rows = read_rows(tmp_path / "o.jsonl")
+    assert [r["id"] for r in rows] == [str(tmp_path / "bad.parquet"), "g"]
+    assert rows[0]["error"].startswith(f"{tmp_path / 'bad.parquet'}: cannot open: ") and rows[1]["error"] is None
 
 
 # -- resume -------------------------------------------------------------------------------------
