@@ -221,7 +221,7 @@ def _last_takes(taker: _Taker, heap: list, density, terms, covered: set[str], te
     dens = {m[2]: m[3] for m in moments}
     while left:
         t = left.pop(0)
-        estimate, first = trial.sel.estimated_tokens, trial.first
+        spent, first = trial.sel.estimated_tokens, trial.first
         if not trial.take(t):
             continue  # turned down when its turn comes; must not fit again (checked below)
         taken.append(t)
@@ -234,7 +234,7 @@ def _last_takes(taker: _Taker, heap: list, density, terms, covered: set[str], te
         # A take that cost something leaves less budget and changes only its neighbours' costs (and
         # so their groups'): only they can have come to fit. One that freed budget or moved the
         # output's first run: any unit.
-        anywhere = trial.sel.estimated_tokens < estimate or trial.first != first
+        anywhere = trial.sel.estimated_tokens < spent or trial.first != first
         now = _fitting(trial, candidates if anywhere else near)
         if not set(now) <= set(left):
             return None
