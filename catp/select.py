@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import copy
 import heapq
 import math
-from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from catp.document import Document, UnitKind
 from catp.rules.schema import SelectionPolicy
@@ -140,126 +137,98 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not kept[i]]
     heapq.heapify(heap)
     heappop, heappush = heapq.heappop, heapq.heappush
-    quiet, ask_after = 0, _SETTLE_AFTER  # pops since the last take; when to ask _last_take (-1: asked)
+    aside = _Aside(taker)
+    quiet, settle_after = 0, _SETTLE_AFTER  # pops since the last take; when to set aside what cannot fit
     while heap:
-        if quiet == ask_after:  # many pops in a row changed nothing: the budget is about full
-            last = _last_takes(taker, heap, density, terms, covered, texts)
-            if last is not None:
-                for j in last:
-                    taker.take(j)
-                break
-            quiet, ask_after = -1, 2 * ask_after  # takes go on: ask after the next take, later
+        if quiet == settle_after:  # many pops in a row took nothing: the budget is about full
+            heap = aside.unfit_of(heap)
+            quiet, settle_after = 0, 2 * settle_after
+            continue
         _, i = heappop(heap)
-        if quiet >= 0:
-            quiet += 1
+        quiet += 1
         if kept[i]:
             continue
         current = density(i)
         if heap and current < -heap[0][0] - 1e-12:
             heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
             continue
+        spent, first = selection.estimated_tokens, taker.first
         taken = taker.take(i)
-        if taken:
-            quiet = 0
+        if not taken:
+            aside.add(i)
+            continue
+        quiet = 0
         for j in taken:
             if terms:
                 covered |= terms[j]
             said.add(texts[j])
-        for j in {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n}:
-            if not kept[j] and not doc.unit_deleted[j]:
-                heappush(heap, (-density(j), j))  # cheaper now: it would extend a run
+        near = {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n and not kept[k] and not doc.unit_deleted[k]}
+        back = aside.after_take(near, first, spent)
+        for j in sorted(near | back):
+            heappush(heap, (-density(j), j))  # cheaper now (it would extend a run), or it may fit again
 
 
-_SETTLE_AFTER = 1000  # pops without a take before fill_by_value asks _last_takes whether it is done
-_MAX_LEFT = 32  # _last_takes orders at most this many units that can still be taken
+_SETTLE_AFTER = 1000  # pops without a take before fill_by_value sets aside the units that cannot fit (-1: never)
 
 
-def _last_takes(taker: _Taker, heap: list, density, terms, covered: set[str], texts: list[str]) -> list[int] | None:
-    """The takes left to fill_by_value, in order, when it can tell them without popping on; else None.
+class _Aside:
+    """The units fill_by_value took out of its heap because they could not fit, and when they come back.
 
-    Takes are the only changes and a failed take changes nothing, so the next take is one of the
-    units that fit now and hold an entry in the heap (a unit gets an entry only when a neighbour is
-    taken). Such a unit, while its density stays what it is now, is taken at the first of its entries
-    where it is not stale, else at its entry re-queued at that density; it is surely stale at an entry
-    when the entry after it in the heap's order (still there then) is denser by more than 1e-12. When
-    the moments of these units are known and in order (or their possible stretches of the heap's order
-    do not overlap), they give the order of the takes. That holds if, along it (tried on copies of the
-    taker), no unit comes to fit that is not still to come, and each unit's density stays put: 0
-    stays 0 (coverage and joins only scale it), else no unit taken before it is its neighbour, says
-    the same text (its facts then count 0) or covers one of its terms not yet covered. After a take,
-    the units that may have come to fit are its neighbours (a unit's cost depends on its own and its
-    group's neighbours), or any unit when the take freed budget (joining two runs can cost less than
-    nothing) or opened the output (the first run's head costs no marker, see first_run_change)."""
-    doc, n = taker.doc, len(taker.sel.kept)
-    entries: dict[int, list[tuple]] = {}
-    for entry in heap:
-        entries.setdefault(entry[1], []).append(entry)
-    fits = _fitting(taker, entries)
-    if len(fits) > _MAX_LEFT or any(doc.unit_group and doc.unit_group[u] != -1 for u in fits):
-        return None
-    order = sorted(heap) if fits else []
-    moments = []  # (earliest, latest, unit, density): where in the heap's order it can be taken
-    for u in fits:
-        d = density(u)
-        last, when = (-d, u), None  # its entry if re-queued at d; where it is taken
-        for e in sorted(entries[u]):
-            if when is not None and e >= last:
-                break  # re-queued: that entry comes out first
-            if d >= -e[0] - 1e-12:
-                when = (e, e)  # not stale there: taken
-                break
-            after = bisect_right(order, e)
-            if not (after < len(order) and d < -order[after][0] - 1e-12):
-                when = (e, last)  # stale or not, depending on entries re-queued before it
-                break
-            when = (last, last)  # surely stale: re-queued
-        moments.append((*when, u, d))
-    moments.sort()
-    if any(a[1] >= b[0] for a, b in pairwise(moments)):
-        return None
-    trial, left, taken, candidates = _trial_copy(taker), [m[2] for m in moments], [], set(entries)
-    dens = {m[2]: m[3] for m in moments}
-    while left:
-        t = left.pop(0)
-        spent, first = trial.sel.estimated_tokens, trial.first
-        if not trial.take(t):
-            continue  # turned down when its turn comes; must not fit again (checked below)
-        taken.append(t)
-        for u in left:
-            if dens[u] and (abs(u - t) == 1 or texts[u] == texts[t]
-                            or (terms and not terms[t].isdisjoint(terms[u] - covered))):
-                return None
-        near = [j for j in (t - 1, t + 1) if 0 <= j < n and not doc.unit_deleted[j]]
-        candidates.update(near)
-        # A take that cost something leaves less budget and changes only its neighbours' costs (and
-        # so their groups'): only they can have come to fit. One that freed budget or moved the
-        # output's first run: any unit.
-        anywhere = trial.sel.estimated_tokens < spent or trial.first != first
-        now = _fitting(trial, candidates if anywhere else near)
-        if not set(now) <= set(left):
-            return None
-    return taken
+    A unit's cost (_Taker.cost) falls only when a neighbour of it or of its group is taken or when the output's
+    first run moves; the budget left grows only when a take costs less than nothing (a join). after_take
+    returns the units that may fit again then, so every take stays at least as dense as any unit that fits."""
 
+    def __init__(self, taker: _Taker) -> None:
+        self.taker = taker
+        self.out = [False] * len(taker.sel.kept)
+        self.by_cost: list[tuple[int, int]] = []  # (a lower bound of its cost, unit); stale entries skipped
+        self.group = taker.doc.unit_group or None
 
-def _fitting(taker: _Taker, units) -> list[int]:
-    """The units (sorted) whose take would succeed now (more than _MAX_LEFT: stops early)."""
-    trial, out = _trial_copy(taker), []
-    for j in sorted(units):
-        if trial.take(j):
-            out.append(j)
-            if len(out) > _MAX_LEFT:
-                break
-            trial = _trial_copy(taker)
-    return out
+    def add(self, u: int, cost: int | None = None) -> None:
+        if cost is None:
+            found = self.taker.cost(u)
+            cost = found[0] if found else self.taker.least[u]
+        self.out[u] = True
+        heapq.heappush(self.by_cost, (cost, u))
 
+    def unfit_of(self, heap: list) -> list:
+        """The heap without the units that cannot fit the budget left now (set aside)."""
+        taker, out = self.taker, self.out
+        left, kept, keep = taker.budget - taker.sel.estimated_tokens, taker.sel.kept, []
+        for entry in heap:
+            u = entry[1]
+            if kept[u] or out[u]:
+                continue
+            found = taker.cost(u)
+            if found is None or found[0] > left:
+                self.add(u, found[0] if found else taker.least[u])
+            else:
+                keep.append(entry)
+        heapq.heapify(keep)
+        return keep
 
-def _trial_copy(taker: _Taker) -> _Taker:
-    """A deep copy of the taker to try takes on; the document, the groups and the per-unit tables
-    (which take only reads) are shared, the selection's lists copied with list()."""
-    sel = taker.sel
-    return copy.deepcopy(taker, {id(taker.doc): taker.doc, id(taker.members): taker.members,
-                                 id(taker.heads): taker.heads, id(taker.least): taker.least,
-                                 id(sel.kept): list(sel.kept), id(sel.added): list(sel.added)})
+    def after_take(self, near: set[int], first: int | None, spent: int) -> set[int]:
+        """The units set aside that may fit after a take: its neighbours and their groups' members, those
+        whose cost fits a budget left that grew, and when the first run moved, those before it."""
+        taker, out, by_cost = self.taker, self.out, self.by_cost
+        back = set()
+        for j in near:
+            back.add(j)
+            if self.group and self.group[j] != -1:
+                back.update(m for m in taker.members[self.group[j]] if out[m])
+        if taker.first != first:  # units before the old first run: their first_run_change changed
+            before = len(out) if first is None else first
+            back.update(u for _, u in by_cost if out[u] and u < before)
+        left = taker.budget - taker.sel.estimated_tokens
+        if taker.sel.estimated_tokens < spent:
+            while by_cost and by_cost[0][0] <= left:
+                _, u = heapq.heappop(by_cost)
+                if out[u]:
+                    back.add(u)
+        for u in back:
+            out[u] = False
+        kept = taker.sel.kept
+        return {u for u in back if not kept[u]}
 
 
 def _said(doc: Document, i: int) -> str:
@@ -341,38 +310,44 @@ class _Taker:
         self.least = [u.tokens + min(0, heads[i], -u.edge, gap_tokens - u.edge - most_merge)
                       - max(heads[i + 1] if i + 1 < n else 0, 0) for i, u in enumerate(doc.units)]
 
-    def take(self, i: int) -> list[int]:
-        """Keep unit i (and its group) if it fits: the units' tokens, and for each run the gap marker before
-        it less what its first unit does not spend (run_heads), with no marker before the first run."""
+    def cost(self, i: int) -> tuple[int, list[int]] | None:
+        """What keeping unit i (and its group) would add to the estimate now, and the units it adds; None when
+        it is kept or surely cannot fit. The units' tokens, and for each run the gap marker before it less
+        what its first unit does not spend (run_heads), with no marker before the first run."""
         kept, doc = self.sel.kept, self.doc
         if kept[i]:
-            return []
+            return None
         group = doc.unit_group[i] if doc.unit_group else -1
         if group == -1 and self.sel.estimated_tokens + self.least[i] > self.budget:
-            return []  # cannot fit, whatever it joins
-        n, heads = len(kept), self.heads
+            return None  # cannot fit, whatever it joins
+        n, heads, units = len(kept), self.heads, doc.units
         take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
-        cost = 0
-        for j in take:  # add one by one on the live flags to count run starts; undone if it does not fit
-            cost += doc.units[j].tokens
-            if not (j > 0 and kept[j - 1]):
+        cost, previous = 0, -2
+        for j in take:  # ascending: a member right after another extends its run
+            cost += units[j].tokens
+            if not (j > 0 and (kept[j - 1] or previous == j - 1)):
                 cost += heads[j]  # j starts a run
             if j + 1 < n and kept[j + 1]:
                 cost -= heads[j + 1]  # the run after j no longer starts there
-            kept[j] = True
-        first = min(take) if self.first is None else min(self.first, *take)
-        if first != self.first:
-            cost += first_run_change(doc, self.gap, first)
+            previous = j
+        if self.first is None or take[0] < self.first:  # it opens the output
+            cost += first_run_change(doc, self.gap, take[0])
             if self.first is not None:
                 cost -= first_run_change(doc, self.gap, self.first)
-        if self.sel.estimated_tokens + cost <= self.budget:
-            self.sel.estimated_tokens += cost
-            self.sel.added.extend(take)
-            self.first = first
-            return take
+        return cost, take
+
+    def take(self, i: int) -> list[int]:
+        """Keep unit i (and its group) if it fits; the units added."""
+        found = self.cost(i)
+        if found is None or self.sel.estimated_tokens + found[0] > self.budget:
+            return []
+        cost, take = found
         for j in take:
-            kept[j] = False
-        return []
+            self.sel.kept[j] = True
+        self.sel.estimated_tokens += cost
+        self.sel.added.extend(take)
+        self.first = take[0] if self.first is None else min(self.first, take[0])
+        return take
 
 
 def fill(doc: Document, order: list[int], budget: int, gap_tokens: int, selection: Selection) -> None:

@@ -261,48 +261,115 @@ def test_a_repeated_text_counts_its_facts_once():
     assert select(doc, 7, 1, flat).kept == [True, False, True]
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from([0, 0, 60]), st.sampled_from([-1, -1, -1, -1, 0, 1]),
-                          st.sampled_from([0.0, 1.0, 2.5]), st.sets(st.sampled_from("abcde"), max_size=3),
-                          st.booleans()), min_size=1, max_size=30),
-       st.integers(0, 60), st.integers(0, 3), st.sampled_from([1, 2, 3]))
-def test_fill_by_value_stops_early_exactly(spec, budget, gap, ask_after):
-    """Once takes stop, fill_by_value asks _last_takes which can follow and stops (after taking them):
-    the same kept units, order and estimate as popping the heap to the end. Small units (0 tokens: a
-    join that frees budget), groups, shared terms and exact ties included."""
+def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
+    """Replays sel.added and returns what breaks the greedy's promise: each take (a unit with its group) is,
+    when it is made, at least as dense as every unit that fits then, and once done no unit fits."""
+    from catp.select import DEFAULT_POLICY, Selection, _density, _said, _Taker
+
+    n = len(doc.units)
+    texts = [_said(doc, i) for i in range(n)]
+    groups = doc.unit_group or [-1] * n
+
+    def state(kept, spent):
+        covered = set().union(*(doc.unit_term_sets[i] for i in range(n) if kept[i])) if doc.unit_term_sets else set()
+        said = {texts[i] for i in range(n) if kept[i]}
+        return _density(doc, DEFAULT_POLICY, gap, covered, kept, texts, said)
+
+    def fits(kept, spent, u):
+        trial = Selection(list(kept), [], spent)
+        return bool(_Taker(doc, budget, gap, trial).take(u))
+
+    faults, kept, spent, k = [], [False] * n, 0, 0
+    while True:
+        density = state(kept, spent)
+        fitting = {u: density(u) for u in range(n) if not kept[u] and not doc.unit_deleted[u] and fits(kept, spent, u)}
+        if k == len(sel.added):
+            if fitting:
+                faults.append(f"units {sorted(fitting)} still fit at the end")
+            return faults
+        take = [sel.added[k]]
+        while groups[take[0]] != -1 and k + len(take) < len(sel.added) and groups[sel.added[k + len(take)]] == groups[take[0]]:
+            take.append(sel.added[k + len(take)])
+        best = max(density(u) for u in take)
+        denser = [u for u, d in fitting.items() if d > best + 1e-9 * max(1.0, abs(best))]
+        if denser:
+            faults.append(f"take {take} (density {best}) while {denser} fit and were denser")
+        trial = Selection(list(kept), [], spent)
+        taken = _Taker(doc, budget, gap, trial).take(take[0])
+        assert sorted(taken) == sorted(take), (taken, take)
+        kept, spent, k = trial.kept, trial.estimated_tokens, k + len(take)
+
+
+def _random_doc(rng, n_max=40):
+    """A small random document with everything the greedy must handle: 0-token units (a join that frees
+    budget), edges and marker merges, deleted units, groups, shared terms and units saying the same text."""
+    import dataclasses
     import math
 
-    import pytest
-
-    tokens, priority, group, scores, terms, deleted = zip(*spec)
-    doc = make_doc(list(tokens), priority=list(priority), scores=dict(enumerate(scores)), deleted=list(deleted))
-    doc.unit_group = list(group)
+    n = rng.randint(1, n_max)
+    tokens = [rng.randint(0, 6) for _ in range(n)]
+    terms = [set(rng.sample("abcdef", rng.randint(0, 3))) for _ in range(n)]
+    doc = make_doc(tokens, priority=[rng.choice([0, 0, 60]) for _ in range(n)],
+                   scores={i: rng.choice([0.0, 0.0, 1.0, 2.5]) for i in range(n)},
+                   deleted=[rng.random() < 0.1 for _ in range(n)],
+                   edge=[rng.choice([0, 0, 1, 2]) for _ in range(n)], merge=[rng.choice([0, 1]) for _ in range(n)])
+    doc.units = [dataclasses.replace(u, edge=min(u.edge, u.tokens)) for u in doc.units]  # edge <= tokens
+    doc.text = "".join(f"w{rng.choice(range(n if rng.random() < 0.7 else 3)):04d}     " for _ in range(n))
+    doc.unit_group = [rng.choice([-1] * 6 + [0, 1]) for _ in range(n)]
     doc.unit_terms = [sorted(t) for t in terms]
     doc.unit_term_sets = [frozenset(t) for t in terms]
-    doc.term_weight = {t: math.log(1 + len(spec) / sum(t in ts for ts in terms)) for ts in terms for t in ts}
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(select_mod, "_SETTLE_AFTER", ask_after)
-        early = select(doc, budget, gap)
-        mp.setattr(select_mod, "_SETTLE_AFTER", -1)  # never asks
-        full = select(doc, budget, gap)
-    assert (early.kept, early.added, early.estimated_tokens) == (full.kept, full.added, full.estimated_tokens)
+    doc.term_weight = {t: math.log(1 + n / sum(t in ts for ts in terms)) for ts in terms for t in ts}
+    return doc
 
 
-def test_fill_by_value_stops_early_after_the_last_take(monkeypatch):
-    """The early stop does happen: a full budget, one small unit left that fits, then nothing."""
+def test_fill_by_value_is_greedy_with_and_without_setting_units_aside(monkeypatch):
+    """Over 1,500 seeded random documents, whether unfit units are set aside early (after 1-3 quiet pops) or
+    never: every take is at least as dense as any unit that fits then, none fits at the end, the
+    estimate is exact and within the budget."""
+    import random
+
+    rng = random.Random(5)
+    for _ in range(1500):
+        doc = _random_doc(rng)
+        budget, gap = rng.randint(0, 60), rng.randint(0, 3)
+        for settle in (rng.choice([1, 2, 3]), -1):
+            monkeypatch.setattr(select_mod, "_SETTLE_AFTER", settle)
+            sel = select(doc, budget, gap)
+            assert _greedy_faults(doc, budget, gap, sel) == [], (settle, budget, gap)
+            assert sel.estimated_tokens == estimate(doc, sel.kept, gap) <= max(budget, 0)
+
+
+def test_setting_unfit_units_aside_rarely_changes_the_choice(monkeypatch):
+    """Setting aside changes which of two equally dense units the heap meets first (an entry set aside no
+    longer sits on top), nothing else: on 1,000 random documents the kept units are the same in most."""
+    import random
+
+    rng, same = random.Random(7), 0
+    for _ in range(1000):
+        doc = _random_doc(rng)
+        budget, gap = rng.randint(0, 60), rng.randint(0, 3)
+        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+        early = select(doc, budget, gap).kept
+        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", -1)
+        same += early == select(doc, budget, gap).kept
+    assert same >= 900, same
+
+
+def test_setting_aside_happens_and_keeps_the_output(monkeypatch):
+    """The early set-aside does drop units from the heap on a full budget, with the same result here."""
     doc = make_doc([5, 5, 1, 9, 9, 9, 9], scores={0: 5.0, 1: 4.0, 2: 0.1, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0})
     monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
-    answers = []
-    last_takes = select_mod._last_takes
-    monkeypatch.setattr(select_mod, "_last_takes", lambda *args: answers.append(last_takes(*args)) or answers[-1])
+    calls = []
+    unfit_of = select_mod._Aside.unfit_of
+    monkeypatch.setattr(select_mod._Aside, "unfit_of", lambda self, heap: calls.append(len(heap)) or unfit_of(self, heap))
     sel = select(doc, 11, 0)
     assert sel.kept == [True, True, True, False, False, False, False] and sel.added[-1] == 2
-    assert [2] in answers or [] in answers
+    assert calls
 
 
 def test_fill_by_value_goes_on_when_the_last_fitting_unit_frees_another(monkeypatch):
     """Taking the only unit that fits (1 token next to a kept run) makes its 0-token neighbour fit (it
-    now extends the run): no early stop there."""
+    now extends the run)."""
     monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
     doc = make_doc([4, 1, 0, 9], scores={0: 5.0, 1: 0.1, 2: 0.05, 3: 3.0})
     sel = select(doc, 5, 2)
@@ -310,40 +377,32 @@ def test_fill_by_value_goes_on_when_the_last_fitting_unit_frees_another(monkeypa
 
 
 def test_fill_by_value_goes_on_when_two_units_fit(monkeypatch):
-    """Two units fit, but not both: which one the heap reaches first decides, so no early stop."""
+    """Two units fit, but not both: the denser is taken."""
     monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
     doc = make_doc([1, 4, 1, 9], scores={0: 0.1, 1: 5.0, 2: 2.0, 3: 3.0})
     sel = select(doc, 5, 2)
     assert (sel.kept, sel.added, sel.estimated_tokens) == ([False, True, True, False], [1, 2], 5)
 
 
-def test_fill_by_value_stops_early_exactly_on_many_random_documents(monkeypatch):
-    """The same check as above over 4,000 seeded random documents (up to 40 units): enough to hit the
-    rarer ways an early stop could go wrong (a take that frees budget, units sharing terms, places in
-    the heap's order that overlap, a take that opens the output, units saying the same text)."""
-    import dataclasses
-    import math
-    import random
 
-    rng = random.Random(5)
-    for _ in range(4000):
-        n = rng.randint(1, 40)
-        tokens = [rng.randint(0, 6) for _ in range(n)]
-        terms = [set(rng.sample("abcdef", rng.randint(0, 3))) for _ in range(n)]
-        doc = make_doc(tokens, priority=[rng.choice([0, 0, 60]) for _ in range(n)],
-                       scores={i: rng.choice([0.0, 0.0, 1.0, 2.5]) for i in range(n)},
-                       deleted=[rng.random() < 0.1 for _ in range(n)],
-                       edge=[rng.choice([0, 0, 1, 2]) for _ in range(n)], merge=[rng.choice([0, 1]) for _ in range(n)])
-        doc.units = [dataclasses.replace(u, edge=min(u.edge, u.tokens)) for u in doc.units]  # edge <= tokens
-        # some units say the same text (a page footer): their facts count once
-        doc.text = "".join(f"w{rng.choice(range(n if rng.random() < 0.7 else 3)):04d}     " for _ in range(n))
-        doc.unit_group = [rng.choice([-1] * 6 + [0, 1]) for _ in range(n)]
-        doc.unit_terms = [sorted(t) for t in terms]
-        doc.unit_term_sets = [frozenset(t) for t in terms]
-        doc.term_weight = {t: math.log(1 + n / sum(t in ts for ts in terms)) for ts in terms for t in ts}
-        budget, gap = rng.randint(0, 60), rng.randint(0, 3)
-        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", rng.choice([1, 2, 3]))
-        early = select(doc, budget, gap)
-        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", -1)
-        full = select(doc, budget, gap)
-        assert (early.kept, early.added, early.estimated_tokens) == (full.kept, full.added, full.estimated_tokens)
+def test_a_group_set_aside_comes_back_when_another_members_neighbour_is_taken(monkeypatch):
+    """Group 0 is units 11 and 14. Taking unit 13 makes the group cheaper (14 would extend that run), so unit 11,
+    set aside earlier as too dear, must come back: it is denser than unit 7, taken next without it. (Found
+    by the random check above; 1 document in about 9,000 hits it.)"""
+    import math
+
+    tokens = [5, 3, 1, 6, 6, 6, 5, 3, 3, 2, 3, 0, 1, 0, 6, 0]
+    doc = make_doc(tokens, priority=[0, 60, 0, 0, 0, 0, 60, 0, 0, 0, 60, 0, 0, 0, 60, 0],
+                   scores=dict(enumerate([0.0, 0.0, 2.5, 0.0, 0.0, 0.0, 2.5, 1.0, 1.0, 2.5, 2.5, 1.0, 2.5, 1.0, 0.0, 0.0])),
+                   edge=[0, 1, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0], merge=[1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 0])
+    doc.unit_group = [-1, -1, -1, -1, -1, -1, -1, -1, 1, -1, 1, 0, -1, -1, 0, -1]
+    terms = [["a"], ["e", "f"], [], [], [], ["b", "d"], ["a", "d", "f"], ["b"], ["b", "c", "e"], ["e"], [], ["a", "d"], [],
+             [], ["a", "c", "f"], []]
+    doc.unit_terms = terms
+    doc.unit_term_sets = [frozenset(t) for t in terms]
+    doc.term_weight = {t: math.log(1 + len(terms) / sum(t in ts for ts in terms)) for ts in terms for t in ts}
+    doc.text = "".join(f"w{k:04d}     " for k in (0, 0, 12, 10, 0, 0, 10, 2, 8, 15, 0, 1, 2, 13, 1, 3))
+    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 2)
+    sel = select(doc, 13, 3)
+    assert _greedy_faults(doc, 13, 3, sel) == []
+    assert sel.kept[11] and sel.kept[14]
