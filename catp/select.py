@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import heapq
 import math
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -81,14 +82,29 @@ def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> lis
 
 
 def _table_lead(doc: Document, policy: SelectionPolicy, factor: list[float]) -> None:
-    """1 + table_lead_weight at a table's first row, falling to 1 at its table_lead_rows-th row."""
-    row = 0  # the row's place in its table (a run of table rows), from 0
+    """1 + table_lead_weight at a table's first data row, falling to 1 at its table_lead_rows-th.
+    Header rows (_header_row) get no lead and are not counted: on TAT-QA dev they hold 0.6 gold items
+    per 100 tokens, the first data rows 4.3 (tatqa 0.410 -> 0.419 at 1/6, 30 Nov)."""
+    row = 0  # the data row's place in its table (a run of table rows), from 0
     for i, unit in enumerate(doc.units):
         if unit.kind is not UnitKind.TABLE_ROW:
             row = 0
             continue
+        if _header_row(doc.text[unit.start : unit.end]):
+            continue
         factor[i] *= 1.0 + policy.table_lead_weight * max(0.0, 1.0 - row / policy.table_lead_rows)
         row += 1
+
+
+_CELL_SEP = re.compile(r"[|\t]")
+_DIGIT = re.compile(r"\d")
+
+
+def _header_row(row: str) -> bool:
+    """A row that names columns or a group rather than holding figures: its first cell is empty
+    (' | 2019 | 2018', ' | May 26, 2019 | ') or no other cell holds a digit ('Current liabilities |  |')."""
+    label, *cells = _CELL_SEP.split(row, maxsplit=1)
+    return bool(cells) and (not label.strip() or not _DIGIT.search(cells[0]))
 
 
 def _value(doc: Document, i: int, score: float, information_weight: float) -> float:

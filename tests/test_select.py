@@ -222,6 +222,23 @@ def test_a_tables_first_rows_weigh_more():
     assert lead == [1.0, 2.0, 1.5, 1.0, 1.0, 2.0, 1.0]  # each run of rows is a table of its own
 
 
+def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    rows = [" | 2019 | 2018", "Current assets |  | ", "Revenue | 1,200 | 1,100", "Costs | (300) | (250)",
+            "Net | 900 | 850"]
+    text = "\n".join(rows)
+    units, start = [], 0
+    for i, row in enumerate(rows):
+        start = text.index(row, start)
+        units.append(Unit(i, start + (row[0] == " "), start + len(row), UnitKind.TABLE_ROW, i, 5))
+    doc = Document(text=text, units=units)
+    flat = dict(lead_weight=0.0, doc_lead_weight=0.0)
+    lead = section_lead(doc, SelectionPolicy(table_lead_weight=1.0, table_lead_rows=2, **flat))
+    assert lead == [1.0, 1.0, 2.0, 1.5, 1.0]  # the year header and the group row are not counted
+
+
 def test_lead_tokens_bound_the_section_lead_in_tokens():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead
