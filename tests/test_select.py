@@ -234,7 +234,7 @@ def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
         start = text.index(row, start)
         units.append(Unit(i, start + (row[0] == " "), start + len(row), UnitKind.TABLE_ROW, i, 5))
     doc = Document(text=text, units=units)
-    flat = dict(lead_weight=0.0, doc_lead_weight=0.0)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     lead = section_lead(doc, SelectionPolicy(table_lead_weight=1.0, table_lead_rows=2, **flat))
     assert lead == [1.0, 1.0, 2.0, 1.5, 1.0]  # the year header and the group row are not counted
 
@@ -246,7 +246,7 @@ def test_section_decay_weighs_a_sections_later_best_units_less():
     # two sections (unit 3 is a heading); the first's units are worth 4, 3 and 2, the second's 1
     doc = make_doc([10] * 5, value=[4.0, 3.0, 2.0, 0.0, 1.0])
     doc.units[3].kind = UnitKind.HEADING
-    flat = dict(lead_weight=0.0, doc_lead_weight=0.0)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 5  # off by default
     lead = section_lead(doc, SelectionPolicy(section_decay_weight=1.0, section_decay_tokens=10, **flat))
     assert lead == [1.0, 0.5, 1 / 3, 0.5, 1.0]  # ranked by value per token within each section (heading: 0)
