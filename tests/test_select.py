@@ -95,25 +95,21 @@ def test_estimate_never_exceeds_budget(spec, budget, gap):
 
 
 class _PlainTaker(select_mod._Taker):
-    """take() without the early 'cannot fit' check: the cost recomputed from scratch with estimate()."""
+    """_Taker without the early 'cannot fit' check, each cost counted from scratch with estimate()."""
 
-    def take(self, i):
+    def cost(self, i):
         kept, doc, gap = self.sel.kept, self.doc, self.gap
         if kept[i]:
-            return []
+            return None
         group = doc.unit_group[i] if doc.unit_group else -1
         take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
-        before = estimate(doc, kept, gap)
+        after = list(kept)
         for j in take:
-            kept[j] = True
-        cost = estimate(doc, kept, gap) - before
-        if self.sel.estimated_tokens + cost <= self.budget:
-            self.sel.estimated_tokens += cost
-            self.sel.added.extend(take)
-            return take
-        for j in take:
-            kept[j] = False
-        return []
+            after[j] = True
+        return estimate(doc, after, gap) - estimate(doc, kept, gap), take
+
+    def take(self, i):
+        return self._keep(self.cost(i))
 
 
 @settings(max_examples=80, deadline=None)
@@ -122,8 +118,8 @@ class _PlainTaker(select_mod._Taker):
                 min_size=1, max_size=25),
        st.integers(0, 80), st.integers(0, 4))
 def test_select_equals_a_plain_cost_count(spec, budget, gap):
-    """The early 'cannot fit' check in _Taker.take changes no decision, whatever the units' edges and
-    merges (what a run starting at them does not spend)."""
+    """Neither the early 'cannot fit' check in _Taker.take nor _Taker.cost's running count changes a decision,
+    whatever the units' edges and merges (what a run starting at them does not spend)."""
     import pytest
 
     tokens, priority, group, scores, edge, merge = zip(*spec)
@@ -220,6 +216,38 @@ def test_a_tables_first_rows_weigh_more():
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 7  # off by default
     lead = section_lead(doc, SelectionPolicy(table_lead_weight=1.0, table_lead_rows=2, **flat))
     assert lead == [1.0, 2.0, 1.5, 1.0, 1.0, 2.0, 1.0]  # each run of rows is a table of its own
+
+
+def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    rows = [" | 2019 | 2018", "Current assets |  | ", "Revenue | 1,200 | 1,100", "Costs | (300) | (250)",
+            "Net | 900 | 850"]
+    text = "\n".join(rows)
+    units, start = [], 0
+    for i, row in enumerate(rows):
+        start = text.index(row, start)
+        units.append(Unit(i, start + (row[0] == " "), start + len(row), UnitKind.TABLE_ROW, i, 5))
+    doc = Document(text=text, units=units)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    lead = section_lead(doc, SelectionPolicy(table_lead_weight=1.0, table_lead_rows=2, **flat))
+    assert lead == [1.0, 1.0, 2.0, 1.5, 1.0]  # the year header and the group row are not counted
+
+
+def test_section_decay_weighs_a_sections_later_best_units_less():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    # two sections (unit 3 is a heading); the first's units are worth 4, 3 and 2, the second's 1
+    doc = make_doc([10] * 5, value=[4.0, 3.0, 2.0, 0.0, 1.0])
+    doc.units[3].kind = UnitKind.HEADING
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 5  # off by default
+    lead = section_lead(doc, SelectionPolicy(section_decay_weight=1.0, section_decay_tokens=10, **flat))
+    assert lead == [1.0, 0.5, 1 / 3, 0.5, 1.0]  # ranked by value per token within each section (heading: 0)
+    assert rank(doc, policy=SelectionPolicy(section_decay_weight=1.0, section_decay_tokens=10, **flat))[:3] == [0, 1, 4]
+    assert rank(doc, policy=SelectionPolicy(**flat))[:3] == [0, 1, 2]
 
 
 def test_lead_tokens_bound_the_section_lead_in_tokens():
