@@ -120,6 +120,27 @@ def _header_row(row: str) -> bool:
     label, *cells = _CELL_SEP.split(row, maxsplit=1)
     return bool(cells) and (not label.strip() or not _DIGIT.search(cells[0]))
 
+def long_span_factor(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float] | None:
+    """Per unit, min(1, whole_span_tokens / the tokens of the span kept whole that holds it), or None
+    when whole_span_tokens is 0. Such a span is taken whole, however long; its value grows with its
+    length (each rule on it counts per whole_span_chars), but the gold it holds does not: CUAD dev
+    sentences of 16-23 tokens hold 10 gold items per 1,000 tokens, those of 180-512 tokens 2-3."""
+    if not policy.whole_span_tokens or not doc.unit_group:
+        return None
+    size: dict[int, int] = {}
+    for i, g in enumerate(doc.unit_group):
+        if g != -1 and not doc.unit_deleted[i]:
+            size[g] = size.get(g, 0) + doc.units[i].tokens
+    cap = policy.whole_span_tokens
+    return [1.0 if g == -1 else min(1.0, cap / max(size.get(g, 1), 1)) for g in doc.unit_group]
+
+
+def _priors(doc: Document, policy: SelectionPolicy) -> list[float]:
+    """section_lead, times long_span_factor where that is set."""
+    lead = section_lead(doc, policy)
+    factor = long_span_factor(doc, policy)
+    return lead if factor is None else [a * b for a, b in zip(lead, factor)]
+
 
 def _value(doc: Document, i: int, score: float, information_weight: float) -> float:
     """facts (rules) + information_weight x information (scorer) + boost"""
@@ -129,7 +150,7 @@ def _value(doc: Document, i: int, score: float, information_weight: float) -> fl
 def rank(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_POLICY) -> list[int]:
     """Units by value per token, before any is taken (deleted units never appear).
     Density divides by the unit's tokens plus one gap marker, so crumbs do not win."""
-    lead = section_lead(doc, policy)
+    lead = _priors(doc, policy)
 
     def key(i: int) -> tuple:
         tokens = max(doc.units[i].tokens, 1) + gap_tokens
@@ -286,7 +307,7 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
     info_weight = policy.information_weight
     facts = doc.unit_value
     boost = [b / 100.0 for b in doc.unit_boost]
-    lead = section_lead(doc, policy)
+    lead = _priors(doc, policy)
     tokens = [max(u.tokens, 1) for u in doc.units]
     scores = [doc.scores.get(i, 0.0) for i in range(n)]
     # Per unit, what its novelty was last worked out from: its terms still uncovered then, how many

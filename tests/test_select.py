@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from catp import select as select_mod
 from catp.document import Document, Unit, UnitKind
+from catp.rules.schema import SelectionPolicy
 from catp.select import estimate, rank, runs, select
 
 
@@ -434,3 +435,17 @@ def test_a_group_set_aside_comes_back_when_another_members_neighbour_is_taken(mo
     sel = select(doc, 13, 3)
     assert _greedy_faults(doc, 13, 3, sel) == []
     assert sel.kept[11] and sel.kept[14]
+
+
+def test_a_long_span_kept_whole_weighs_less_with_whole_span_tokens():
+    # units 0-2 are one sentence a rule keeps whole (90 tokens), unit 3 a short one: per token the long
+    # sentence is worth more, until whole_span_tokens scales it by 30 / 90
+    doc = make_doc([30, 30, 30, 20], priority=[80] * 4, value=[3.0, 3.0, 3.0, 1.5])
+    doc.unit_group = [0, 0, 0, -1]
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    plain, capped = SelectionPolicy(**flat), SelectionPolicy(whole_span_tokens=30, **flat)
+    assert select_mod.long_span_factor(doc, plain) is None
+    assert select_mod.long_span_factor(doc, capped) == [30 / 90] * 3 + [1.0]
+    assert select(doc, budget=90, gap_tokens=0, policy=plain).kept == [True, True, True, False]
+    assert select(doc, budget=90, gap_tokens=0, policy=capped).kept == [False, False, False, True]
+    assert rank(doc, policy=capped)[0] == 3 and rank(doc, policy=plain)[0] == 0
