@@ -125,11 +125,9 @@ class Pruner:
         else:
             self._score(doc, question, doc_budget)
             kept = self._select(doc, doc_budget, question)
-        doc.decisions = [
-            Decision(kept=k, reasons=(doc.unit_rules[i] or ["score"]) if k else [],
-                     priority=doc.unit_priority[i], score=doc.scores.get(i, 0.0))
-            for i, k in enumerate(kept)
-        ]
+        rules, priority, score = doc.unit_rules, doc.unit_priority, doc.scores.get
+        doc.decisions = [Decision(k, (rules[i] or ["score"]) if k else [], priority[i], score(i, 0.0))
+                         for i, k in enumerate(kept)]
         return doc
 
     # -- stages ------------------------------------------------------------------------------
