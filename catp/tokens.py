@@ -232,33 +232,49 @@ def _last_safe_cut(text: str, lo: int, hi: int) -> int | None:
 # Cuts inside a text where a chunk-safe tokenizer always splits, whatever comes before or after: a space
 # after a non-space character, or one of these marks after a letter (no pre-tokenized piece runs from a
 # letter into punctuation; a mark starts a piece of its own, and NFC never joins it to the letter).
+# An ASCII digit is a piece of its own (\p{N}): a cut after a letter and before it, and one after it
+# before an ASCII character, a Han character or a mark (characters NFC never joins to a digit).
 _CUT_MARKS = "，。；：、！？）】〕》」”,.;:!?)]"
+_DIGITS = "0123456789"
 _CUT_CANDIDATE = None
 
 
 def _is_cut(before: str, at: str) -> bool:
-    return (at == " " and not before.isspace()) or (at in _CUT_MARKS and before.isalpha())
+    if at == " ":
+        return not before.isspace()
+    if before in _DIGITS:
+        return at.isascii() or "\u4e00" <= at <= "\u9fff" or at in _CUT_MARKS
+    return (at in _CUT_MARKS or at in _DIGITS) and before.isalpha()
 
 
 def _inner_cuts(text: str, lo: int, hi: int) -> tuple[int, int] | None:
-    """The first and the last cut at positions in [lo, hi) (lo > 0), if there are two."""
+    """The first and the last cut at positions in [lo, hi) (lo > 0), if there are two. A cut is at a
+    candidate character (a space, a mark, a digit) or just after a digit."""
     global _CUT_CANDIDATE
     if _CUT_CANDIDATE is None:
         import regex
 
-        marks = "[ " + regex.escape(_CUT_MARKS) + "]"
-        _CUT_CANDIDATE = (regex.compile(marks), regex.compile(marks, regex.REVERSE))
+        chars = "[ " + regex.escape(_CUT_MARKS) + "0-9]"
+        _CUT_CANDIDATE = (regex.compile(chars), regex.compile(chars, regex.REVERSE))
     forward, backward = _CUT_CANDIDATE
     first = last = None
     for m in forward.finditer(text, lo, hi):
-        if _is_cut(text[m.start() - 1], text[m.start()]):
-            first = m.start()
+        at = m.start()
+        if _is_cut(text[at - 1], text[at]):
+            first = at
+            break
+        if text[at] in _DIGITS and at + 1 < hi and _is_cut(text[at], text[at + 1]):
+            first = at + 1
             break
     if first is None:
         return None
-    for m in backward.finditer(text, first + 1, hi):
-        if _is_cut(text[m.start() - 1], text[m.start()]):
-            last = m.start()
+    for m in backward.finditer(text, first, hi):
+        at = m.start()
+        if text[at] in _DIGITS and first < at + 1 < hi and _is_cut(text[at], text[at + 1]):
+            last = at + 1
+            break
+        if at > first and _is_cut(text[at - 1], text[at]):
+            last = at
             break
     return None if last is None else (first, last)
 
