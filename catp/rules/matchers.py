@@ -102,10 +102,17 @@ class RegexMatcher(Matcher):
         return self._own_index
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
-        group, text = self.rule.group, ctx.text
+        group, text, validate = self.rule.group, ctx.text, self.validate
+        if self._expand == "none" and validate is None:  # most rules: the match is the span
+            labels = self._labels
+            for m in self._matches(ctx):
+                start, end = m.span(group)
+                if end > start:
+                    yield make_span(start, end, *labels)
+            return
         for m in self._matches(ctx):
             start, end = m.span(group)
-            if end > start and (self.validate is None or self.validate(text[start:end])):
+            if end > start and (validate is None or validate(text[start:end])):
                 yield self.expanded(ctx, start, end)
 
     def _matches(self, ctx: MatchContext):
