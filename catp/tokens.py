@@ -37,6 +37,7 @@ class TokenCounter:
         self._byte_alphabet: frozenset[str] = frozenset()
         self._added: dict[int, str] = {}
         self._last_count: tuple[str, int] = ("", 0)
+        self._piece_counts: tuple[str, str, dict] = ("", "", {})  # count_joined's shares, for one text
 
     def count(self, text: str) -> int:
         """Tokens in `text`. The last long text counted is remembered: the pruner counts its output
@@ -57,26 +58,52 @@ class TokenCounter:
         character, a comma or full stop after a letter ...) split the tokens of any text in two, the same on
         either side. So the tokens of each piece from its first such cut to its last are those of `text`
         there (counted from `token_starts`); only the rest, with the separators, is encoded: the pieces'
-        edges and the pieces without two cuts.
+        edges and the pieces without two cuts. When the separator holds a cut (" … " after its "…"), each
+        piece's share is counted on its own and remembered for the next call on the same text (the pruner
+        counts again after dropping a few units).
         The joined text is remembered as `count` remembers it (the pruner counts its output again)."""
         joined = separator.join([text[a:b] for a, b in pieces])
         if not token_starts or len(joined) < 10_000 or not self._chunkable():
             return self.count(joined)
-        edges: list[str] = []  # the joined text without each piece's inner part
-        inner = 0
-        for k, (a, b) in enumerate(pieces):
-            if k:
-                edges.append(separator)
-            cuts = _inner_cuts(text, a + 1, b)
-            if cuts is not None and _is_cut(text[cuts[0] - 1], text[cuts[1]]):  # the edges join at a cut too
-                first, last = cuts
-                inner += bisect_left(token_starts, last) - bisect_left(token_starts, first)
-                edges += (text[a:first], text[last:b])
-            else:
-                edges.append(text[a:b])
-        n = inner + self._n_tokens("".join(edges))
+        cut = next((c for c in range(1, len(separator)) if _is_cut(separator[c - 1], separator[c])), None)
+        if cut is None:
+            edges: list[str] = []  # the joined text without each piece's inner part
+            n = 0
+            for k, (a, b) in enumerate(pieces):
+                if k:
+                    edges.append(separator)
+                edge, inner = _piece_edges(text, token_starts, a, b)
+                edges.append(edge)
+                n += inner
+            n += self._n_tokens("".join(edges))
+        else:
+            if self._piece_counts[0] is not text or self._piece_counts[1] != separator:
+                self._piece_counts = (text, separator, {})
+            counts = self._piece_counts[2]
+            head, tail, last = separator[:cut], separator[cut:], len(pieces) - 1
+            n, keys, shares, inners = 0, [], [], []
+            for k, (a, b) in enumerate(pieces):
+                key = (a, b, k > 0, k < last)
+                known = counts.get(key)
+                if known is not None:
+                    n += known
+                    continue
+                edge, inner = _piece_edges(text, token_starts, a, b)
+                keys.append(key)
+                shares.append((tail if k else "") + edge + (head if k < last else ""))
+                inners.append(inner)
+            if shares:
+                for key, inner, enc in zip(keys, inners, self._encode_many(shares)):
+                    counts[key] = inner + len(enc.ids)
+                    n += counts[key]
         self._last_count = (joined, n)
         return n
+
+    def _encode_many(self, texts: list[str]):
+        encode_fast = getattr(self._tok, "encode_batch_fast", None)
+        if encode_fast is None:
+            return self._tok.encode_batch(texts, add_special_tokens=False)
+        return encode_fast(texts, add_special_tokens=False)
 
     def _n_tokens(self, text: str) -> int:
         """One encode, without offsets where the tokenizer can leave them out (tokenizers >= 0.20)."""
@@ -245,6 +272,16 @@ def _is_cut(before: str, at: str) -> bool:
     if before in _DIGITS:
         return at.isascii() or "\u4e00" <= at <= "\u9fff" or at in _CUT_MARKS
     return (at in _CUT_MARKS or at in _DIGITS) and before.isalpha()
+
+
+def _piece_edges(text: str, token_starts: list[int], a: int, b: int) -> tuple[str, int]:
+    """text[a:b] without its inner part (from its first cut to its last, when the two edges join at a cut
+    too), and the tokens of that inner part."""
+    cuts = _inner_cuts(text, a + 1, b)
+    if cuts is not None and _is_cut(text[cuts[0] - 1], text[cuts[1]]):
+        first, last = cuts
+        return text[a:first] + text[last:b], bisect_left(token_starts, last) - bisect_left(token_starts, first)
+    return text[a:b], 0
 
 
 def _inner_cuts(text: str, lo: int, hi: int) -> tuple[int, int] | None:

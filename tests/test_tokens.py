@@ -222,3 +222,16 @@ def test_every_cut_splits_the_tokens_whatever_comes_around(qwen):
                     head, tail = left + before, at + right
                     assert n(head + tail) == n(head) + n(tail), (head, tail)
     assert cuts > 100
+
+
+def test_count_joined_again_after_dropping_pieces(qwen):
+    """The second count of one text reuses the pieces' shares: first, middle and last pieces change roles."""
+    text = real_en_zh(max_chars=60_000)[0]
+    starts = qwen.token_starts(text)
+    cuts = list(range(100, len(text) - 100, 97))
+    pieces = list(zip(cuts[::2], cuts[1::2]))
+    for kept in (pieces, pieces[1:-1], pieces[::2], pieces[3:], pieces[:-3], pieces):
+        joined = " … ".join(text[a:b] for a, b in kept)
+        qwen._last_count = ("", 0)
+        assert qwen.count_joined(text, starts, kept, " … ") == len(qwen._tok.encode(joined, add_special_tokens=False).ids)
+    assert qwen._piece_counts[0] is text
