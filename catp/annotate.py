@@ -23,7 +23,8 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
                                 f"{regex_timeout:g}s regex timeout on this document and was skipped")
             continue
         spans.extend(found)
-    spans.sort(key=attrgetter("start", "end", "rule_id"))
+    for key in ("rule_id", "end", "start"):  # = sort by (start, end, rule_id): stable sorts, no tuple keys
+        spans.sort(key=attrgetter(key))
     doc.spans = spans
     _split_at_deletions(doc)
     _unit_priorities(doc, whole_span_chars)
@@ -111,15 +112,13 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
                     group[i] = joined
                 if prio > priority[i]:
                     priority[i] = prio
-                u_end = ends[i]
-                value[i] += weight * ((u_end if u_end < s_end else s_end) - (u_start if u_start > s_start else s_start)) / per
+                value[i] += weight * (min(ends[i], s_end) - max(u_start, s_start)) / per
                 i += 1
             continue
         while i < n and starts[i] < s_end:  # boost
             if rule_id not in rules[i]:
                 rules[i].append(rule_id)
-            if prio > boost[i]:
-                boost[i] = prio
+            boost[i] = max(boost[i], prio)
             i += 1
     for i in range(n):
         if deleted[i]:

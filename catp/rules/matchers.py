@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import regex
 
-from catp.document import Action, Span, UnitKind, make_span
+from catp.document import Action, Span, make_span
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
 from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches, window_widths, windows
@@ -184,22 +184,20 @@ class HeadingMatcher(Matcher):
         super().__init__(rule, where)
         self.pattern = compile_regex(rule.pattern, rule.flags, where=where)
 
-    def spans(self, ctx: MatchContext) -> Iterator[Span]:
+    def spans(self, ctx: MatchContext) -> list[Span]:
         """One search per heading unit, all of them sharing the rule's timeout (CPU seconds, as `regex`
         counts them): a slow pattern cannot take the timeout once per heading."""
         import time
 
-        text, left = ctx.text, ctx.regex_timeout
-        for unit in ctx.doc.units:
-            if unit.kind is not UnitKind.HEADING:
-                continue
-            started = time.process_time()
-            found = self.pattern.search(text, unit.start, unit.end, timeout=left)
-            left -= time.process_time() - started
+        text, search, left, found = ctx.text, self.pattern.search, ctx.regex_timeout, []
+        deadline = time.process_time() + left
+        for start, end in ctx.heading_units():
+            if search(text, start, end, timeout=left):
+                found.append(self.span(start, end))
+            left = deadline - time.process_time()
             if left <= 0:
                 raise TimeoutError("regex timed out")
-            if found:
-                yield self.span(unit.start, unit.end)
+        return found
 
 
 @register_matcher("cue_window")
