@@ -37,7 +37,7 @@ class TokenCounter:
         self._byte_alphabet: frozenset[str] = frozenset()
         self._added: dict[int, str] = {}
         self._last_count: tuple[str, int] = ("", 0)
-        self._piece_counts: tuple[str, str, dict] = ("", "", {})  # count_joined's shares, for one text
+        self._piece_counts: tuple = ("", [], "", {})  # count_joined's shares, for one analysed text
 
     def count(self, text: str) -> int:
         """Tokens in `text`. The last long text counted is remembered: the pruner counts its output
@@ -59,8 +59,8 @@ class TokenCounter:
         either side. So the tokens of each piece from its first such cut to its last are those of `text`
         there (counted from `token_starts`); only the rest, with the separators, is encoded: the pieces'
         edges and the pieces without two cuts. When the separator holds a cut (" … " after its "…"), each
-        piece's share is counted on its own and remembered for the next call on the same text (the pruner
-        counts again after dropping a few units).
+        piece's share is counted on its own and remembered for the next call with the same text and token
+        starts (the pruner counts again after dropping a few units).
         The joined text is remembered as `count` remembers it (the pruner counts its output again)."""
         joined = separator.join([text[a:b] for a, b in pieces])
         if not token_starts or len(joined) < 10_000 or not self._chunkable():
@@ -77,9 +77,10 @@ class TokenCounter:
                 n += inner
             n += self._n_tokens("".join(edges))
         else:
-            if self._piece_counts[0] is not text or self._piece_counts[1] != separator:
-                self._piece_counts = (text, separator, {})
-            counts = self._piece_counts[2]
+            remembered_text, remembered_starts, remembered_separator, counts = self._piece_counts
+            if remembered_text is not text or remembered_starts is not token_starts or remembered_separator != separator:
+                counts = {}  # one analysis of one text: a new analysis (new token starts) counts afresh
+                self._piece_counts = (text, token_starts, separator, counts)
             head, tail, last = separator[:cut], separator[cut:], len(pieces) - 1
             n, keys, shares, inners = 0, [], [], []
             for k, (a, b) in enumerate(pieces):

@@ -234,4 +234,7 @@ def test_count_joined_again_after_dropping_pieces(qwen):
         joined = " … ".join(text[a:b] for a, b in kept)
         qwen._last_count = ("", 0)
         assert qwen.count_joined(text, starts, kept, " … ") == len(qwen._tok.encode(joined, add_special_tokens=False).ids)
-    assert qwen._piece_counts[0] is text
+    assert qwen._piece_counts[0] is text and qwen._piece_counts[1] is starts
+    again = list(starts)  # a new analysis of the same text counts afresh
+    qwen.count_joined(text, again, pieces, " … ")
+    assert qwen._piece_counts[1] is again and len(qwen._piece_counts[3]) == len(pieces)
