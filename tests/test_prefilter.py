@@ -203,6 +203,7 @@ def test_window_widths(pattern, flags, expected):
 def test_windows_merge_and_clip():
     assert windows(100, [0, 10, 50, 98], 5, 6) == [(0, 16), (45, 56), (93, 100)]
     assert windows(100, [], 5, 6) == []
+    assert windows(100, [0, 10, 50, 98], 5, 6, join=30) == [(0, 56), (93, 100)]  # 45 - 16 < 30 <= 93 - 56
 
 
 @pytest.mark.parametrize("pattern, anchors, expected", [

@@ -127,7 +127,8 @@ class RegexMatcher(Matcher):
                 best = ("stretches", stretches(text, ctx.barrier_positions(self.barriers), hits))
             if self.widths and mode in ("auto", "always", "windows"):
                 width = self.widths[0]
-                found = ("windows", windows(len(text), hits, width - 1, 1))  # where matches start
+                # where matches start; windows closer than a scan's reach past a window's end are one
+                found = ("windows", windows(len(text), hits, width - 1, 1, sum(self.widths)))
                 if best is None or _cost(found[1]) < _cost(best[1]):
                     best = found
             if best is not None and (mode != "auto" or _cost(best[1]) < 0.7 * len(text)):

@@ -201,12 +201,13 @@ def _lookahead_width(items) -> int | None:
     return widest
 
 
-def windows(length: int, hits: list[int], before: int, after: int) -> list[tuple[int, int]]:
-    """Merged windows [h - before, h + after) around sorted hits, clipped to the text."""
+def windows(length: int, hits: list[int], before: int, after: int, join: int = 0) -> list[tuple[int, int]]:
+    """Merged windows [h - before, h + after) around sorted hits, clipped to the text; windows less than
+    `join` apart are merged too (no match starts between them: only the scan's cost changes)."""
     out: list[tuple[int, int]] = []
     for h in hits:
         a, b = max(h - before, 0), min(h + after, length)
-        if out and a <= out[-1][1]:
+        if out and a <= out[-1][1] + join:
             if b > out[-1][1]:
                 out[-1] = (out[-1][0], b)
         else:
