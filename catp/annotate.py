@@ -23,7 +23,8 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
                                 f"{regex_timeout:g}s regex timeout on this document and was skipped")
             continue
         spans.extend(found)
-    spans.sort(key=attrgetter("start", "end", "rule_id"))
+    for key in ("rule_id", "end", "start"):  # = sort by (start, end, rule_id): stable sorts, no tuple keys
+        spans.sort(key=attrgetter(key))
     doc.spans = spans
     _split_at_deletions(doc)
     _unit_priorities(doc, whole_span_chars)
@@ -79,40 +80,46 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
     weights: dict[int, float] = {}  # fact_weight per priority, worked out once
     for span in doc.spans:
         s_start, s_end, action, rule_id, prio = span.start, span.end, span.action, span.rule_id, span.priority
+        i = bisect_right(starts, s_start) - 1
+        if i < 0:
+            i = 0
+        elif ends[i] <= s_start:  # the span starts after this unit (in the space before the next)
+            i += 1
+        if action is DELETE:
+            while i < n and starts[i] < s_end:
+                if s_start <= starts[i] and ends[i] <= s_end:
+                    deleted[i] = True
+                i += 1
+            continue
         if action is PROTECT:
             weight = weights.get(prio)
             if weight is None:
                 weight = weights[prio] = fact_weight(prio)
-        else:
-            weight = 0.0
-        per = s_end - s_start  # the span's weight is shared by overlap ...
-        if span.whole and whole_span_chars:
-            per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters
-        first = max(bisect_right(starts, s_start) - 1, 0)
-        first_hit = None
-        for i in range(first, n):
-            u_start, u_end = starts[i], ends[i]
-            if u_start >= s_end:
-                break
-            if u_end <= s_start:
-                continue
-            if first_hit is None:
-                first_hit = i
-            if action is DELETE:
-                if s_start <= u_start and u_end <= s_end:
-                    deleted[i] = True
-                continue
-            if rule_id not in rules[i]:
-                rules[i].append(rule_id)
-            if action is PROTECT:
+            per = s_end - s_start  # the span's weight is shared by overlap ...
+            if span.whole and whole_span_chars:
+                per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters
+            joined = -1  # the group of the span's first unit, for a span kept whole
+            while i < n:
+                u_start = starts[i]
+                if u_start >= s_end:
+                    break
+                unit_rules = rules[i]
+                if rule_id not in unit_rules:
+                    unit_rules.append(rule_id)
                 if span.whole:  # join the group of the span's first unit
-                    group[i] = group[first_hit] if group[first_hit] != -1 else first_hit
+                    if joined == -1:
+                        joined = group[i] if group[i] != -1 else i
+                    group[i] = joined
                 if prio > priority[i]:
                     priority[i] = prio
-                overlap = min(u_end, s_end) - max(u_start, s_start)
-                value[i] += weight * overlap / per
-            elif prio > boost[i]:
-                boost[i] = prio
+                value[i] += weight * (min(ends[i], s_end) - max(u_start, s_start)) / per
+                i += 1
+            continue
+        while i < n and starts[i] < s_end:  # boost
+            if rule_id not in rules[i]:
+                rules[i].append(rule_id)
+            boost[i] = max(boost[i], prio)
+            i += 1
     for i in range(n):
         if deleted[i]:
             priority[i] = 0

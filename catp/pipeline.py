@@ -24,7 +24,7 @@ from catp.scoring.base import Scorer
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
-from catp.select import Selection, fill, fill_by_value, sections, select
+from catp.select import Selection, fill, fill_by_value, runs, sections, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
@@ -125,11 +125,9 @@ class Pruner:
         else:
             self._score(doc, question, doc_budget)
             kept = self._select(doc, doc_budget, question)
-        doc.decisions = [
-            Decision(kept=k, reasons=(doc.unit_rules[i] or ["score"]) if k else [],
-                     priority=doc.unit_priority[i], score=doc.scores.get(i, 0.0))
-            for i, k in enumerate(kept)
-        ]
+        rules, priority, score = doc.unit_rules, doc.unit_priority, doc.scores.get
+        doc.decisions = [Decision(k, (rules[i] or ["score"]) if k else [], priority[i], score(i, 0.0))
+                         for i, k in enumerate(kept)]
         return doc
 
     # -- stages ------------------------------------------------------------------------------
@@ -189,7 +187,8 @@ class Pruner:
             selection = select(doc, budget, self.gap_tokens, policy)
         kept = selection.kept
         while True:  # the estimate is per unit; the exact count decides
-            pieces = [(s.start, s.end) for s in kept_spans(doc, kept)]  # the extract: extract_text()
+            units = doc.units  # the extract's pieces, as kept_spans() gives them
+            pieces = [(units[first].start, units[last].end) for first, last in runs(kept)]
             over = self.tokens.count_joined(doc.text, doc.token_starts, pieces, self.gap_marker) - budget
             if over <= 0:
                 return kept

@@ -72,6 +72,29 @@ def test_chunked_token_starts_on_real_documents(qwen):
             assert qwen.token_starts(text, chunk_chars=3_000) == one_encode(qwen, text), name
 
 
+class _BatchSpy:
+    """A tokenizer that records how many chunks each encode_batch_fast call gets."""
+
+    def __init__(self, tok):
+        self.tok, self.batches = tok, []
+
+    def __getattr__(self, name):
+        return getattr(self.tok, name)
+
+    def encode_batch_fast(self, chunks, **kwargs):
+        self.batches.append(len(chunks))
+        return self.tok.encode_batch_fast(chunks, **kwargs)
+
+
+def test_default_chunks_of_a_long_text_equal_one_encode(qwen, monkeypatch):
+    text = "\n".join(real_texts("cuad", 6, 60_000))
+    assert len(text) > 100_000  # several chunks
+    spy = _BatchSpy(qwen._tok)
+    monkeypatch.setattr(qwen, "_tok", spy)
+    assert qwen.token_starts(text) == one_encode(qwen, text)
+    assert spy.batches[0] >= 2
+
+
 def test_safe_chunks_tile_the_text():
     text = TRICKY[0] + TRICKY[1] + TRICKY[2]
     pieces = _safe_chunks(text, 100)

@@ -203,6 +203,7 @@ def test_window_widths(pattern, flags, expected):
 def test_windows_merge_and_clip():
     assert windows(100, [0, 10, 50, 98], 5, 6) == [(0, 16), (45, 56), (93, 100)]
     assert windows(100, [], 5, 6) == []
+    assert windows(100, [0, 10, 50, 98], 5, 6, join=30) == [(0, 56), (93, 100)]  # 45 - 16 < 30 <= 93 - 56
 
 
 @pytest.mark.parametrize("pattern, anchors, expected", [
@@ -273,3 +274,19 @@ def test_rule_examples_give_the_same_spans_both_ways():
                 starts = tokens.token_starts(text)
                 whole = list(c.matcher.spans(MatchContext(doc, starts, prefilter="never")))
                 assert list(c.matcher.spans(MatchContext(doc, starts, prefilter="always"))) == whole, (c.rule.id, text)
+
+
+def test_windows_find_a_longest_match_that_ends_with_its_anchor():
+    """A match of the longest width W whose anchor is its last character starts W - 1 before the hit:
+    the first start a window must hold."""
+    from catp.rules.matchers import build_matcher
+    from catp.rules.schema import RegexRule
+
+    rule = RegexRule(id="t.tail", kind="regex", category="t", priority=60, pattern=r"\d{4}-?K", anchors=["k"])
+    matcher = build_matcher(rule, {})
+    assert matcher.widths == (6, 0)
+    text = "x 1234-K, 5678K and 12-K; 99999-K.\n" * 40
+    doc = segment(Document(text=text, lang="en"))
+    whole = [(s.start, s.end) for s in matcher.spans(MatchContext(doc, [], prefilter="never"))]
+    windowed = [(s.start, s.end) for s in matcher.spans(MatchContext(doc, [], prefilter="windows"))]
+    assert windowed == whole and len(whole) == 120

@@ -170,3 +170,71 @@ def test_count_joined_equals_one_encode_of_the_joined_text(qwen, separator):
         joined = separator.join(text[a:b] for a, b in pieces)
         expected = len(qwen._tok.encode(joined, add_special_tokens=False).ids)
         assert qwen.count_joined(text, starts, pieces, separator) == expected
+
+
+DIGIT_EDGES = [  # digits next to letters, marks, spaces, other digits and non-ASCII numbers
+    "Section 12.5(b) pays $1,250.00 on 3/4/2024; 15% of 2nd-year fees, 10x and x10, A1B2C3 1st 22nd 3rd.\n",
+    "第1条 甲方应于2024年3月5日前支付人民币12,000元（大写：壹万贰仟元）。体温38.3℃，心率88次/分。\n",
+    "x1\u0301 1\u0301a ①② ١٢٣ ２０２４ 1² 10½ 7\tz 8\n\n9  10   a11\r\n12'S 13's 14'll q15'd 16…17—18",
+    "Total: 1000000 units at 0.5/unit = 500000 (five hundred thousand) in Q3 2023, Q4: 12.0%, 2023年度",
+]
+
+
+@pytest.mark.parametrize("separator", [" … ", "\n", "", " "])
+def test_count_joined_with_digits_equals_one_encode(qwen, separator):
+    import random
+
+    from catp.tokens import _inner_cuts
+
+    rng = random.Random(11)
+    text = "".join(rng.choice(DIGIT_EDGES) for _ in range(400))
+    starts = qwen.token_starts(text)
+    after_digit = 0
+    for _ in range(20):
+        cuts = sorted(rng.sample(range(1, len(text)), 4000))  # short pieces: many edges
+        pieces = [(a, b) for a, b in zip(cuts[::2], cuts[1::2]) if rng.random() < 0.9]
+        joined = separator.join(text[a:b] for a, b in pieces)
+        expected = len(qwen._tok.encode(joined, add_special_tokens=False).ids)
+        qwen._last_count = ("", 0)
+        assert qwen.count_joined(text, starts, pieces, separator) == expected
+        for a, b in pieces:
+            found = _inner_cuts(text, a + 1, b)
+            after_digit += found is not None and any(text[c - 1].isdigit() or text[c].isdigit() for c in found)
+    assert after_digit > 1000  # the digit cuts are used
+
+
+def test_every_cut_splits_the_tokens_whatever_comes_around(qwen):
+    """_is_cut(before, at): one encode of L + before + at + R is the encodes of L + before and at + R."""
+    from catp.tokens import _CUT_MARKS, _is_cut
+
+    chars = ["a", "Z", "é", "中", "0", "7", "①", "٣", "１", "²", " ", "\t", "\n", "\r", "'", "-", "$", "%", "(",
+             "\u0301", "…", *_CUT_MARKS]
+    lefts, rights = ["", "x", "  ", "1", "中", "x "], ["", "s", "  ", "9", "文", " y", "'s", "\u0301", "\n\n"]
+    n = qwen.count
+    cuts = 0
+    for before in chars:
+        for at in chars:
+            if not _is_cut(before, at):
+                continue
+            cuts += 1
+            for left in lefts:
+                for right in rights:
+                    head, tail = left + before, at + right
+                    assert n(head + tail) == n(head) + n(tail), (head, tail)
+    assert cuts > 100
+
+
+def test_count_joined_again_after_dropping_pieces(qwen):
+    """The second count of one text reuses the pieces' shares: first, middle and last pieces change roles."""
+    text = real_en_zh(max_chars=60_000)[0]
+    starts = qwen.token_starts(text)
+    cuts = list(range(100, len(text) - 100, 97))
+    pieces = list(zip(cuts[::2], cuts[1::2]))
+    for kept in (pieces, pieces[1:-1], pieces[::2], pieces[3:], pieces[:-3], pieces):
+        joined = " … ".join(text[a:b] for a, b in kept)
+        qwen._last_count = ("", 0)
+        assert qwen.count_joined(text, starts, kept, " … ") == len(qwen._tok.encode(joined, add_special_tokens=False).ids)
+    assert qwen._piece_counts[0] is text and qwen._piece_counts[1] is starts
+    again = list(starts)  # a new analysis of the same text counts afresh
+    qwen.count_joined(text, again, pieces, " … ")
+    assert qwen._piece_counts[1] is again and len(qwen._piece_counts[3]) == len(pieces)

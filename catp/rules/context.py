@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from catp.document import Document
+from catp.document import Document, UnitKind
 
 
 @dataclass
@@ -26,6 +26,7 @@ class MatchContext:
     _sentence_ends: list[int] | None = None
     _unit_starts: list[int] | None = None
     _sentence_first: list[int] | None = None  # per unit: start offset of its sentence's first unit
+    _headings: list[tuple[int, int]] | None = None
 
     @property
     def text(self) -> str:
@@ -49,6 +50,12 @@ class MatchContext:
         if self._anchor_hits is None:
             self._anchor_hits = index.hits(self.lowered)
         return self._anchor_hits.get(rule_id, [])
+
+    def heading_units(self) -> list[tuple[int, int]]:
+        """(start, end) of the heading units, in order."""
+        if self._headings is None:
+            self._headings = [(u.start, u.end) for u in self.doc.units if u.kind is UnitKind.HEADING]
+        return self._headings
 
     def barrier_positions(self, chars: str) -> list[int]:
         """Offsets of the characters in `chars`, in order."""

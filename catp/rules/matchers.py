@@ -3,11 +3,12 @@ found through `MATCHERS` (add a kind with `@register_matcher("kind")`)."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 import regex
 
-from catp.document import Action, Span, UnitKind
+from catp.document import Action, Span, make_span
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
 from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches, window_widths, windows
@@ -54,7 +55,7 @@ class Matcher:
         raise NotImplementedError
 
     def span(self, start: int, end: int) -> Span:
-        return Span(start, end, *self._labels)
+        return make_span(start, end, *self._labels)
 
     def expanded(self, ctx: MatchContext, start: int, end: int) -> Span:
         """The span grown to its enclosing clause or sentence when the rule asks for it."""
@@ -64,8 +65,8 @@ class Matcher:
         elif expand == "sentence":
             start, end = ctx.sentence_start(start), max(end, ctx.sentence_end(start))
         else:
-            return Span(start, end, *self._labels)
-        return Span(start, end, *self._labels, whole=True)
+            return make_span(start, end, *self._labels)
+        return make_span(start, end, *self._labels, True)
 
 
 @register_matcher("regex")
@@ -101,10 +102,17 @@ class RegexMatcher(Matcher):
         return self._own_index
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
-        group, text = self.rule.group, ctx.text
+        group, text, validate = self.rule.group, ctx.text, self.validate
+        if self._expand == "none" and validate is None:  # most rules: the match is the span
+            labels = self._labels
+            for m in self._matches(ctx):
+                start, end = m.span(group)
+                if end > start:
+                    yield make_span(start, end, *labels)
+            return
         for m in self._matches(ctx):
             start, end = m.span(group)
-            if end > start and (self.validate is None or self.validate(text[start:end])):
+            if end > start and (validate is None or validate(text[start:end])):
                 yield self.expanded(ctx, start, end)
 
     def _matches(self, ctx: MatchContext):
@@ -119,7 +127,8 @@ class RegexMatcher(Matcher):
                 best = ("stretches", stretches(text, ctx.barrier_positions(self.barriers), hits))
             if self.widths and mode in ("auto", "always", "windows"):
                 width = self.widths[0]
-                found = ("windows", windows(len(text), hits, width - 1, width))
+                # where matches start; windows closer than a scan's reach past a window's end are one
+                found = ("windows", windows(len(text), hits, width - 1, 1, sum(self.widths)))
                 if best is None or _cost(found[1]) < _cost(best[1]):
                     best = found
             if best is not None and (mode != "auto" or _cost(best[1]) < 0.7 * len(text)):
@@ -128,39 +137,41 @@ class RegexMatcher(Matcher):
                 return self._scan_regions(text, best[1], ctx.regex_timeout)
         return self.pattern.finditer(text, timeout=ctx.regex_timeout, concurrent=True)
 
-    def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float):
-        """All regions share the rule's timeout (CPU seconds, as `regex` counts them)."""
+    def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float) -> list:
+        """All regions share the rule's timeout (CPU seconds, as `regex` counts them), counted from
+        the first scan on: one clock read per region."""
         import time
 
-        finditer, left = self.pattern.finditer, timeout
+        finditer, found = self.pattern.finditer, []
+        deadline = time.process_time() + timeout
+        left = timeout
         for a, b in regions:
-            started = time.process_time()
-            found = list(finditer(text, a, b, timeout=left, concurrent=True))
-            left -= time.process_time() - started
-            yield from found
+            found.extend(finditer(text, a, b, timeout=left, concurrent=True))
+            left = deadline - time.process_time()
             if left <= 0:
                 raise TimeoutError("regex timed out")
+        return found
 
-    def _scan_windows(self, text: str, spans: list[tuple[int, int]], reach: int, timeout: float):
+    def _scan_windows(self, text: str, spans: list[tuple[int, int]], reach: int, timeout: float) -> list:
         """Each window from the end of the last match; endpos `reach` past it; only the matches
-        that start inside it (see catp/rules/prefilter.py)."""
+        that start inside it (see catp/rules/prefilter.py). The timeout as in _scan_regions."""
         import time
 
-        finditer, left, cursor, n = self.pattern.finditer, timeout, 0, len(text)
+        finditer, cursor, n, found = self.pattern.finditer, 0, len(text), []
+        deadline = time.process_time() + timeout
+        left = timeout
         for a, b in spans:
             if cursor >= b:
                 continue
-            started = time.process_time()
-            found = []
             for m in finditer(text, max(a, cursor), min(b + reach, n), timeout=left, concurrent=True):
                 if m.start() >= b:
                     break
                 found.append(m)
                 cursor = m.end()
-            left -= time.process_time() - started
-            yield from found
+            left = deadline - time.process_time()
             if left <= 0:
                 raise TimeoutError("regex timed out")
+        return found
 
 
 def _cost(regions: list[tuple[int, int]]) -> int:
@@ -174,22 +185,20 @@ class HeadingMatcher(Matcher):
         super().__init__(rule, where)
         self.pattern = compile_regex(rule.pattern, rule.flags, where=where)
 
-    def spans(self, ctx: MatchContext) -> Iterator[Span]:
+    def spans(self, ctx: MatchContext) -> list[Span]:
         """One search per heading unit, all of them sharing the rule's timeout (CPU seconds, as `regex`
         counts them): a slow pattern cannot take the timeout once per heading."""
         import time
 
-        text, left = ctx.text, ctx.regex_timeout
-        for unit in ctx.doc.units:
-            if unit.kind is not UnitKind.HEADING:
-                continue
-            started = time.process_time()
-            found = self.pattern.search(text, unit.start, unit.end, timeout=left)
-            left -= time.process_time() - started
+        text, search, left, found = ctx.text, self.pattern.search, ctx.regex_timeout, []
+        deadline = time.process_time() + left
+        for start, end in ctx.heading_units():
+            if search(text, start, end, timeout=left):
+                found.append(self.span(start, end))
+            left = deadline - time.process_time()
             if left <= 0:
                 raise TimeoutError("regex timed out")
-            if found:
-                yield self.span(unit.start, unit.end)
+        return found
 
 
 @register_matcher("cue_window")
@@ -201,13 +210,17 @@ class CueWindowMatcher(Matcher):
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         rule = self.rule
         limit = {"clause": ctx.clause_end, "sentence": ctx.sentence_end, "line": ctx.line_end}.get(rule.until)
+        starts, window, labels = ctx.token_starts, rule.window_tokens, self._labels
+        n_starts, n_text, include_cue = len(starts), len(ctx.text), rule.include_cue
         for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
-            end = ctx.token_window_end(m.end(), rule.window_tokens)
+            cue_start, cue_end = m.span()
+            i = bisect_left(starts, cue_end) + window  # ctx.token_window_end(cue_end, window)
+            end = starts[i] if i < n_starts else n_text
             if limit is not None:
-                end = min(end, limit(m.end()))
-            start = m.start() if rule.include_cue else m.end()
+                end = min(end, limit(cue_end))
+            start = cue_start if include_cue else cue_end
             if end > start:
-                yield self.span(start, end)
+                yield make_span(start, end, *labels)
 
 
 @register_matcher("phrases")

@@ -15,11 +15,12 @@ Why the results are the same:
   anything this analysis does not know, gets no barriers and is scanned whole.
 
 A pattern whose matches are at most W characters long (with bounded lookaheads, and no `$`/`\\Z`)
-can also run in *windows*: a match holding an anchor that starts at h lies in [h + 1 - W, h + W).
-Overlapping windows are merged and scanned in order, each from the end of the last match (as a whole
-scan would go on), with `endpos` W + L characters past the window's end (L: the longest lookahead),
-so every attempt that starts inside the window sees the same text as in a whole scan; matches that
-start past the window are left to the next window. This needs no barrier (text without punctuation).
+can also run in *windows*: a match holding an anchor that starts at h starts in [h + 1 - W, h]
+(it starts at or before h and ends after it). These windows of match starts are merged and scanned
+in order, each from the end of the last match (as a whole scan would go on), with `endpos` W + L
+characters past the window's end (L: the longest lookahead), so every attempt that starts inside the
+window sees the same text as in a whole scan; matches that start past the window are left to the
+next window. This needs no barrier (text without punctuation).
 
 The analysis reads the pattern with Python's own `re` parser (the `regex` syntax the rules use is
 the same, except for `\\p{...}` properties; `\\p{Han}` is understood).
@@ -200,12 +201,13 @@ def _lookahead_width(items) -> int | None:
     return widest
 
 
-def windows(length: int, hits: list[int], before: int, after: int) -> list[tuple[int, int]]:
-    """Merged windows [h - before, h + after) around sorted hits, clipped to the text."""
+def windows(length: int, hits: list[int], before: int, after: int, join: int = 0) -> list[tuple[int, int]]:
+    """Merged windows [h - before, h + after) around sorted hits, clipped to the text; windows less than
+    `join` apart are merged too (no match starts between them: only the scan's cost changes)."""
     out: list[tuple[int, int]] = []
     for h in hits:
         a, b = max(h - before, 0), min(h + after, length)
-        if out and a <= out[-1][1]:
+        if out and a <= out[-1][1] + join:
             if b > out[-1][1]:
                 out[-1] = (out[-1][0], b)
         else:

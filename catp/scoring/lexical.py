@@ -51,14 +51,19 @@ def index_terms(doc: Document) -> None:
     text = doc.text
     lowered = text.lower()
     if len(lowered) == len(text):
-        # Lower-cased once, searched per unit with pos/endpos (no slices). The same tokens as
-        # unit_terms(unit text): _TERMS has no anchors or lookarounds, and lower() maps each character
-        # on its own here but for the final sigma (σ or ς by context), which no term holds.
+        # Lower-cased once, each distinct unit text searched once: units with the same text (headings,
+        # footers, template lines) share one list and one set. The same tokens as unit_terms(unit text):
+        # lower() maps each character on its own here but for the final sigma (σ or ς by context),
+        # which no term holds.
+        keys = [lowered[u.start : u.end] for u in doc.units]
         findall = _TERMS.findall
-        doc.unit_terms = [_terms(findall(lowered, u.start, u.end)) for u in doc.units]
+        by_text = {key: _terms(findall(key)) for key in dict.fromkeys(keys)}
+        sets = {key: frozenset(ts) for key, ts in by_text.items()}
+        doc.unit_terms = [by_text[key] for key in keys]
+        doc.unit_term_sets = [sets[key] for key in keys]
     else:  # some character lowers to several (İ): offsets differ, so unit by unit
         doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
-    doc.unit_term_sets = list(map(frozenset, doc.unit_terms))
+        doc.unit_term_sets = list(map(frozenset, doc.unit_terms))
     df = Counter(chain.from_iterable(doc.unit_term_sets))  # in how many units each term occurs
     n = max(len(doc.units), 1)
     doc.term_weight = {t: math.log(1 + n / c) for t, c in df.items()}
