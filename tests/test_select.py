@@ -449,3 +449,5 @@ def test_a_long_span_kept_whole_weighs_less_with_whole_span_tokens():
     assert select(doc, budget=90, gap_tokens=0, policy=plain).kept == [True, True, True, False]
     assert select(doc, budget=90, gap_tokens=0, policy=capped).kept == [False, False, False, True]
     assert rank(doc, policy=capped)[0] == 3 and rank(doc, policy=plain)[0] == 0
+    doc.unit_group = [0, 0, 0, 3]  # unit 3 is a span of 20 tokens kept whole: below the cap, sqrt(30 / 20)
+    assert select_mod.long_span_factor(doc, capped)[3] == (30 / 20) ** 0.5

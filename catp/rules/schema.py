@@ -144,9 +144,9 @@ class SelectionPolicy(BaseModel):
                                       "over which section_decay_weight acts")
     whole_span_chars: int = Field(0, ge=0, le=100_000, description="a span a rule keeps whole (expand) counts one "
                                   "fact per this many characters; 0: one fact per span")
-    whole_span_tokens: int = Field(0, ge=0, le=1_000_000, description="a unit of a span kept whole that is longer "
-                                   "than this many tokens weighs N / its tokens (a long sentence holds no more facts "
-                                   "than a short one); 0: no such factor")
+    whole_span_tokens: int = Field(0, ge=0, le=1_000_000, description="a unit of a span kept whole of t tokens "
+                                   "weighs N / t past N tokens, sqrt(N / t) below (the facts a sentence holds grow "
+                                   "with the root of its length, then stop); 0: no such factor")
 
 
 class RuleSet(BaseModel):
