@@ -257,10 +257,14 @@ class _Aside:
     def unfit_of(self, heap: list) -> list:
         """The heap without the units that cannot fit the budget left now (set aside)."""
         taker, out = self.taker, self.out
-        left, kept, keep = taker.budget - taker.sel.estimated_tokens, taker.sel.kept, []
+        left, kept, keep, least = taker.budget - taker.sel.estimated_tokens, taker.sel.kept, [], taker.least
+        grouped = taker.doc.unit_group or None
         for entry in heap:
             u = entry[1]
             if kept[u] or out[u]:
+                continue
+            if least[u] > left and not (grouped and grouped[u] != -1):
+                self.add(u, least[u])  # cannot fit, whatever it joins (take's own first check)
                 continue
             cost = taker.cost(u)[0]
             if cost > left:
