@@ -120,6 +120,7 @@ def _header_row(row: str) -> bool:
     label, *cells = _CELL_SEP.split(row, maxsplit=1)
     return bool(cells) and (not label.strip() or not _DIGIT.search(cells[0]))
 
+
 def long_span_factor(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float] | None:
     """Per unit, for a span kept whole of t tokens that holds it: whole_span_tokens / t past that length,
     sqrt(whole_span_tokens / t) below it (1 for other units); None when whole_span_tokens is 0. Such a
@@ -243,7 +244,6 @@ class _Aside:
         self.taker = taker
         self.out = [False] * len(taker.sel.kept)
         self.by_cost: list[tuple[int, int]] = []  # (a lower bound of its cost, unit); stale entries skipped
-        self.group = taker.doc.unit_group or None
 
     def add(self, u: int, cost: int | None = None) -> None:
         if cost is None:
@@ -257,14 +257,13 @@ class _Aside:
     def unfit_of(self, heap: list) -> list:
         """The heap without the units that cannot fit the budget left now (set aside)."""
         taker, out = self.taker, self.out
-        left, kept, keep, least = taker.budget - taker.sel.estimated_tokens, taker.sel.kept, [], taker.least
-        grouped = taker.doc.unit_group or None
+        left, kept, keep = taker.budget - taker.sel.estimated_tokens, taker.sel.kept, []
         for entry in heap:
             u = entry[1]
             if kept[u] or out[u]:
                 continue
-            if least[u] > left and not (grouped and grouped[u] != -1):
-                self.add(u, least[u])  # cannot fit, whatever it joins (take's own first check)
+            if taker.surely_unfit(u):
+                self.add(u, taker.least[u])
                 continue
             cost = taker.cost(u)[0]
             if cost > left:
@@ -281,8 +280,9 @@ class _Aside:
         back = set()
         for j in near:
             back.add(j)
-            if self.group and self.group[j] != -1:
-                back.update(m for m in taker.members[self.group[j]] if out[m])
+            group = taker.group[j]
+            if group != -1:
+                back.update(m for m in taker.members[group] if out[m])
         if taker.first != first:  # units before the old first run: their first_run_change changed
             before = len(out) if first is None else first
             back.update(u for _, u in by_cost if out[u] and u < before)
@@ -363,8 +363,9 @@ class _Taker:
 
     def __init__(self, doc: Document, budget: int, gap_tokens: int, selection: Selection) -> None:
         self.doc, self.budget, self.gap, self.sel = doc, budget, gap_tokens, selection
+        self.group = doc.unit_group or [-1] * len(doc.units)  # per unit, its group (kept together), -1: none
         self.members: dict[int, list[int]] = {}
-        for i, g in enumerate(doc.unit_group or []):
+        for i, g in enumerate(self.group):
             if g != -1 and not doc.unit_deleted[i]:
                 self.members.setdefault(g, []).append(i)
         self.heads = heads = run_heads(doc, gap_tokens)
@@ -384,7 +385,7 @@ class _Taker:
         kept, doc = self.sel.kept, self.doc
         if kept[i]:
             return None
-        group = doc.unit_group[i] if doc.unit_group else -1
+        group = self.group[i]
         n, heads, units = len(kept), self.heads, doc.units
         take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
         cost, previous = 0, -2
@@ -401,11 +402,15 @@ class _Taker:
                 cost -= first_run_change(doc, self.gap, self.first)
         return cost, take
 
+    def surely_unfit(self, i: int) -> bool:
+        """Unit i cannot fit, whatever it joins: even its least cost is over the budget left (not bounded
+        for a unit in a group, whose cost is its group's)."""
+        return self.group[i] == -1 and self.sel.estimated_tokens + self.least[i] > self.budget
+
     def take(self, i: int) -> list[int]:
         """Keep unit i (and its group) if it fits; the units added."""
-        if self.sel.estimated_tokens + self.least[i] > self.budget and not (self.doc.unit_group and
-                                                                            self.doc.unit_group[i] != -1):
-            return []  # cannot fit, whatever it joins
+        if self.surely_unfit(i):
+            return []
         return self._keep(self.cost(i))
 
     def _keep(self, found: tuple[int, list[int]] | None) -> list[int]:

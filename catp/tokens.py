@@ -101,17 +101,14 @@ class TokenCounter:
         return n
 
     def _encode_many(self, texts: list[str]):
+        """One batch encode, without offsets where the tokenizer can leave them out (tokenizers >= 0.20)."""
         encode_fast = getattr(self._tok, "encode_batch_fast", None)
         if encode_fast is None:
             return self._tok.encode_batch(texts, add_special_tokens=False)
         return encode_fast(texts, add_special_tokens=False)
 
     def _n_tokens(self, text: str) -> int:
-        """One encode, without offsets where the tokenizer can leave them out (tokenizers >= 0.20)."""
-        encode_fast = getattr(self._tok, "encode_batch_fast", None)
-        if encode_fast is None:
-            return len(self._tok.encode(text, add_special_tokens=False).ids)
-        return len(encode_fast([text], add_special_tokens=False)[0].ids)
+        return len(self._encode_many([text])[0].ids)
 
     def token_starts(self, text: str, chunk_chars: int = 50_000) -> list[int]:
         """Character offset where each token starts, exactly as one encode of the whole text gives.

@@ -83,13 +83,10 @@ class Segmenter:
             a, b = _strip(text, a, b)
             if a >= b:
                 continue
-            if b - a <= limit:  # what _cap yields for a stripped piece this short: the piece
-                units.append(Unit(len(units), a, b, kind, sentence))
+            # a stripped piece this short is what _cap would yield (no generator for most pieces)
+            for ca, cb in ((a, b),) if b - a <= limit else self._cap(text, a, b):
+                units.append(Unit(len(units), ca, cb, kind, sentence))
                 kind = UnitKind.CLAUSE
-            else:
-                for ca, cb in self._cap(text, a, b):
-                    units.append(Unit(len(units), ca, cb, kind, sentence))
-                    kind = UnitKind.CLAUSE
             if ends_sentence:
                 sentence += 1
                 kind = UnitKind.SENTENCE
