@@ -3,6 +3,7 @@ found through `MATCHERS` (add a kind with `@register_matcher("kind")`)."""
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
@@ -140,26 +141,18 @@ class RegexMatcher(Matcher):
     def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float) -> list:
         """All regions share the rule's timeout (CPU seconds, as `regex` counts them), counted from
         the first scan on: one clock read per region."""
-        import time
-
         finditer, found = self.pattern.finditer, []
-        deadline = time.process_time() + timeout
-        left = timeout
+        deadline, left = _deadline(timeout), timeout
         for a, b in regions:
             found.extend(finditer(text, a, b, timeout=left, concurrent=True))
-            left = deadline - time.process_time()
-            if left <= 0:
-                raise TimeoutError("regex timed out")
+            left = _time_left(deadline)
         return found
 
     def _scan_windows(self, text: str, spans: list[tuple[int, int]], reach: int, timeout: float) -> list:
         """Each window from the end of the last match; endpos `reach` past it; only the matches
         that start inside it (see catp/rules/prefilter.py). The timeout as in _scan_regions."""
-        import time
-
         finditer, cursor, n, found = self.pattern.finditer, 0, len(text), []
-        deadline = time.process_time() + timeout
-        left = timeout
+        deadline, left = _deadline(timeout), timeout
         for a, b in spans:
             if cursor >= b:
                 continue
@@ -168,10 +161,21 @@ class RegexMatcher(Matcher):
                     break
                 found.append(m)
                 cursor = m.end()
-            left = deadline - time.process_time()
-            if left <= 0:
-                raise TimeoutError("regex timed out")
+            left = _time_left(deadline)
         return found
+
+
+def _deadline(timeout: float) -> float:
+    """When a rule's searches, sharing `timeout` (CPU seconds, as `regex` counts them), must be done."""
+    return time.process_time() + timeout
+
+
+def _time_left(deadline: float) -> float:
+    """The CPU seconds left before `deadline`; TimeoutError when none are."""
+    left = deadline - time.process_time()
+    if left <= 0:
+        raise TimeoutError("regex timed out")
+    return left
 
 
 def _cost(regions: list[tuple[int, int]]) -> int:
@@ -188,16 +192,12 @@ class HeadingMatcher(Matcher):
     def spans(self, ctx: MatchContext) -> list[Span]:
         """One search per heading unit, all of them sharing the rule's timeout (CPU seconds, as `regex`
         counts them): a slow pattern cannot take the timeout once per heading."""
-        import time
-
         text, search, left, found = ctx.text, self.pattern.search, ctx.regex_timeout, []
-        deadline = time.process_time() + left
+        deadline = _deadline(left)
         for start, end in ctx.heading_units():
             if search(text, start, end, timeout=left):
                 found.append(self.span(start, end))
-            left = deadline - time.process_time()
-            if left <= 0:
-                raise TimeoutError("regex timed out")
+            left = _time_left(deadline)
         return found
 
 
