@@ -5,9 +5,11 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from catp.document import Document, UnitKind
+from catp.annotate import fact_weight
+from catp.document import Action, Document, UnitKind
 from catp.rules.schema import SelectionPolicy
 
 DEFAULT_POLICY = SelectionPolicy()
@@ -148,6 +150,44 @@ def _priors(doc: Document, policy: SelectionPolicy) -> list[float]:
     lead = section_lead(doc, policy)
     factor = long_span_factor(doc, policy)
     return lead if factor is None else [a * b for a, b in zip(lead, factor)]
+
+
+# Protected spans of these categories are facts with a text of their own (a finding, a number, a date, a
+# name): once kept, the same text elsewhere says nothing new (a gold quote counts wherever it is kept).
+FACT_CATEGORIES = frozenset({"finding", "number", "date", "amount", "entity", "lab", "drug", "vital", "diagnosis",
+                             "allergy"})
+
+
+def distinct_facts(doc: Document, exponent: float) -> tuple[list[float], list[list[tuple[int, float]]],
+                                                              list[list[int]]]:
+    """For policy.distinct_facts: each unit's facts, its distinct facts as (identity, weight) and per identity
+    the units that hold it. A distinct fact is a protected span of FACT_CATEGORIES within one unit, not kept
+    whole; its identity is its lower-cased text; it weighs its rule's fact weight times its occurrences in
+    the document to the power `exponent` (a finding the report names five times is more likely one that
+    matters, and one unit keeping it is enough)."""
+    starts = [u.start for u in doc.units]
+    ids: dict[str, int] = {}
+    holders: list[list[int]] = []
+    spans: list[tuple[int, int, float]] = []  # (unit, identity, rule weight)
+    for span in doc.spans:
+        if span.action is not Action.PROTECT or span.whole or span.category not in FACT_CATEGORIES:
+            continue
+        u = bisect_right(starts, span.start) - 1
+        if u < 0 or doc.units[u].end < span.end:
+            continue  # not within one unit
+        key = " ".join(doc.text[span.start : span.end].lower().split())
+        f = ids.setdefault(key, len(ids))
+        if f == len(holders):
+            holders.append([])
+        holders[f].append(u)
+        spans.append((u, f, fact_weight(span.priority)))
+    facts = list(doc.unit_value)
+    held: list[list[tuple[int, float]]] = [[] for _ in doc.units]
+    for u, f, weight in spans:
+        counted = weight * len(holders[f]) ** exponent
+        facts[u] += counted - weight
+        held[u].append((f, counted))
+    return facts, held, holders
 
 
 def _value(doc: Document, i: int, score: float, information_weight: float) -> float:
@@ -328,6 +368,20 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
     fresh_weight: list[float | None] = [None] * n
     totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
     fsum = math.fsum
+    fact_now = None
+    if policy.distinct_facts is not None:
+        facts, held, holders = distinct_facts(doc, policy.distinct_facts)
+        fact_said = [False] * len(holders)  # only grows, like `kept`: found lazily
+
+        def fact_now(i: int) -> float:
+            """Unit i's facts less its distinct facts that a kept unit already holds."""
+            value = facts[i]
+            for f, weight in held[i]:
+                if not fact_said[f]:
+                    fact_said[f] = any(kept[h] for h in holders[f])
+                if fact_said[f]:
+                    value -= weight
+            return max(value, 0.0)
 
     def density(i: int) -> float:
         score = scores[i]
@@ -352,7 +406,10 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
                 score *= fresh / total
         joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
         cost = max(tokens[i] + gap_tokens * (1 - joins), 1)
-        fact = facts[i] if texts[i] not in said else 0.0
+        if texts[i] in said:
+            fact = 0.0
+        else:
+            fact = facts[i] if fact_now is None else fact_now(i)
         return (fact + info_weight * score + boost[i]) * lead[i] / cost  # _value's sum order
 
     return density

@@ -290,6 +290,41 @@ def test_a_repeated_text_counts_its_facts_once():
     assert select(doc, 7, 1, flat).kept == [True, False, True]
 
 
+def _finding_doc(words: list[str], tokens: int = 3) -> Document:
+    """One unit per word, each a finding span (rule priority 68) of its own."""
+    from catp.annotate import fact_weight
+    from catp.document import Action, make_span
+
+    doc = make_doc([tokens] * len(words), priority=[68] * len(words), value=[fact_weight(68)] * len(words))
+    doc.text, doc.units, doc.spans, at = "", [], [], 0
+    for i, word in enumerate(words):
+        doc.text += word + " "
+        doc.units.append(Unit(i, at, at + len(word), UnitKind.SENTENCE, i, tokens))
+        doc.spans.append(make_span(at, at + len(word.rstrip(".!")), "finding", "r", 68, Action.PROTECT))
+        at += len(word) + 1
+    return doc
+
+
+def test_distinct_facts_count_a_finding_kept_elsewhere_once():
+    # units 0 and 1 name the same finding in other words' company; room for two units
+    doc = _finding_doc(["fever", "Fever.", "rash"])
+    doc.unit_value[0] = doc.unit_value[1] = 1.5 * doc.unit_value[2]  # the fever units hold a little more
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    assert select(doc, 7, 1, SelectionPolicy(**flat)).kept == [True, True, False]
+    assert select(doc, 7, 1, SelectionPolicy(distinct_facts=0.0, **flat)).kept == [True, False, True]
+
+
+def test_distinct_facts_weigh_a_finding_by_its_occurrences():
+    # room for one unit: "pain" is named three times, "rash" once
+    doc = _finding_doc(["rash", "pain", "Pain.", "pain!"])
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    assert select(doc, 3, 1, SelectionPolicy(distinct_facts=0.0, **flat)).kept == [True, False, False, False]
+    assert select(doc, 3, 1, SelectionPolicy(distinct_facts=0.5, **flat)).kept == [False, True, False, False]
+    facts, held, holders = select_mod.distinct_facts(doc, 0.5)
+    assert holders == [[0], [1, 2, 3]] and held[1] == [(1, facts[1])]
+    assert facts[1] == doc.unit_value[1] * 3 ** 0.5 and facts[0] == doc.unit_value[0]
+
+
 def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
     """Replays sel.added and returns what breaks the greedy's promise: each take (a unit with its group) is,
     when it is made, at least as dense as every unit that fits then, and once done no unit fits."""

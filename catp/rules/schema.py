@@ -144,6 +144,10 @@ class SelectionPolicy(BaseModel):
                                       "over which section_decay_weight acts")
     whole_span_chars: int = Field(0, ge=0, le=100_000, description="a span a rule keeps whole (expand) counts one "
                                   "fact per this many characters; 0: one fact per span")
+    distinct_facts: float | None = Field(None, ge=0, le=4, description="when set, a fact (a protected span of a "
+                                        "number, date, finding, name ...) counts once: a unit holding one already "
+                                        "kept gets nothing for it, and it weighs its occurrences in the document to "
+                                        "this power; unset: every occurrence counts")
     whole_span_tokens: int = Field(0, ge=0, le=1_000_000, description="a unit of a span kept whole of t tokens "
                                    "weighs N / t past N tokens, sqrt(N / t) below (the facts a sentence holds grow "
                                    "with the root of its length, then stop); 0: no such factor")
