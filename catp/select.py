@@ -372,13 +372,14 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
     if policy.distinct_facts is not None:
         facts, held, holders = distinct_facts(doc, policy.distinct_facts)
         fact_said = [False] * len(holders)  # only grows, like `kept`: found lazily
+        is_kept = kept.__getitem__
 
         def fact_now(i: int) -> float:
             """Unit i's facts less its distinct facts that a kept unit already holds."""
             value = facts[i]
             for f, weight in held[i]:
                 if not fact_said[f]:
-                    fact_said[f] = any(kept[h] for h in holders[f])
+                    fact_said[f] = any(map(is_kept, holders[f]))
                 if fact_said[f]:
                     value -= weight
             return max(value, 0.0)
