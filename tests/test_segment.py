@@ -171,3 +171,24 @@ def test_kinds_and_sentence_ids():
 def test_empty_text_has_no_units():
     assert segment(Document(text="")).units == []
     assert segment(Document(text=" \n\n\t")).units == []
+
+
+def test_split_parentheses_cuts_around_a_parenthesis_only_when_asked():
+    text = "Troponin was 21ng/ml (normal level under 0.01ng/ml) on admission. He had (2) lesions on the scalp."
+    plain = [text[u.start : u.end] for u in segment(Document(text=text)).units]
+    assert plain == ["Troponin was 21ng/ml (normal level under 0.01ng/ml) on admission.",
+                     "He had (2) lesions on the scalp."]
+    split = segment(Document(text=text), split_parentheses=True)
+    assert [text[u.start : u.end] for u in split.units] == [
+        "Troponin was 21ng/ml", "(normal level under 0.01ng/ml)", "on admission.",
+        "He had (2) lesions on the scalp."]  # an enumeration's "(2)" is no aside
+    assert [u.sentence for u in split.units] == [0, 0, 0, 1]
+
+
+def test_medical_en_prunes_with_parentheses_split():
+    from catp.pipeline import Pruner
+
+    text = ("Liver enzymes were 5000U/L (normal level, 0-37U/L); creatine phosphokinase was 59000U/L "
+            "(normal level, 10-200U/L). ") * 3
+    doc = Pruner(domain="medical").analyse(text, ratio=1.0)
+    assert any(text[u.start : u.end] == "(normal level," for u in doc.units)

@@ -148,6 +148,9 @@ class SelectionPolicy(BaseModel):
                                         "number, date, finding, name ...) counts once: a unit holding one already "
                                         "kept gets nothing for it, and it weighs its occurrences in the document to "
                                         "this power; unset: every occurrence counts")
+    split_parentheses: bool = Field(False, description="a parenthesis inside a sentence also starts and ends a unit "
+                                    "(segmentation.yaml's parenthesis_end): abbreviations, reference ranges and asides "
+                                    "become units of their own")
     whole_span_tokens: int = Field(0, ge=0, le=1_000_000, description="a unit of a span kept whole of t tokens "
                                    "weighs N / t past N tokens, sqrt(N / t) below (the facts a sentence holds grow "
                                    "with the root of its length, then stop); 0: no such factor")

@@ -25,6 +25,7 @@ class SegmentationConfig(BaseModel):
     list_items: list[str]
     sentence_end: str
     clause_end: str
+    parenthesis_end: str
     min_clause_chars: int
     max_unit_chars: int
 
@@ -37,8 +38,11 @@ class Segmenter:
         self._heading = regex.compile("|".join(f"(?:{p})" for p in config.headings))
         self._list_item = regex.compile("|".join(f"(?:{p})" for p in config.list_items))
         self._boundary = regex.compile(f"(?P<sent>{config.sentence_end})|(?P<clause>{config.clause_end})")
+        # Scanned on its own: one alternative more in _boundary would make every line's scan 3x slower.
+        self._parenthesis = regex.compile(config.parenthesis_end)
 
-    def segment(self, doc: Document) -> Document:
+    def segment(self, doc: Document, split_parentheses: bool = False) -> Document:
+        """split_parentheses: a parenthesis inside a sentence also starts and ends a clause (parenthesis_end)."""
         units: list[Unit] = []
         sentence = 0
         text = doc.text
@@ -54,7 +58,7 @@ class Segmenter:
                 sentence += 1
                 continue
             first_kind = UnitKind.LIST_ITEM if self._list_item.match(body) else UnitKind.SENTENCE
-            sentence = self._split_line(text, start, end, first_kind, sentence, units)
+            sentence = self._split_line(text, start, end, first_kind, sentence, units, split_parentheses)
         doc.units = units
         return doc
 
@@ -67,13 +71,16 @@ class Segmenter:
         return None
 
     def _split_line(self, text: str, start: int, end: int, first_kind: UnitKind, sentence: int,
-                    units: list[Unit]) -> int:
+                    units: list[Unit], split_parentheses: bool = False) -> int:
         """Cut a line at sentence and clause ends; returns the next sentence index."""
         pieces: list[tuple[int, int, bool]] = []  # (start, end, ends_sentence)
         cursor = start
         for m in self._boundary.finditer(text, start, end):
             pieces.append((cursor, m.end(), m.group("sent") is not None))
             cursor = m.end()
+        if split_parentheses:
+            pieces = self._cut_parentheses(text, start, end, pieces, cursor)
+            cursor = pieces[-1][1] if pieces else start
         if cursor < end:
             pieces.append((cursor, end, True))
         merged = self._merge_short(text, pieces)
@@ -91,6 +98,24 @@ class Segmenter:
                 sentence += 1
                 kind = UnitKind.SENTENCE
         return sentence + (0 if merged and merged[-1][2] else 1)
+
+    def _cut_parentheses(self, text: str, start: int, end: int, pieces: list[tuple[int, int, bool]],
+                         cursor: int) -> list[tuple[int, int, bool]]:
+        """The line's pieces (up to cursor) also cut where parenthesis_end matches."""
+        cuts = [m.end() for m in self._parenthesis.finditer(text, start, end)]
+        if not cuts:
+            return pieces
+        out: list[tuple[int, int, bool]] = []
+        at = iter(cuts)
+        cut = next(at)
+        for a, b, ends in [*pieces, (cursor, end, True)] if cursor < end else pieces:
+            while cut is not None and cut <= a:
+                cut = next(at, None)
+            while cut is not None and cut < b:
+                out.append((a, cut, False))
+                a, cut = cut, next(at, None)
+            out.append((a, b, ends))
+        return out
 
     def _merge_short(self, text: str, pieces: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
         out: list[tuple[int, int, bool]] = []
@@ -143,5 +168,5 @@ def default_segmenter() -> Segmenter:
     return Segmenter(SegmentationConfig.model_validate(yaml.safe_load(raw)))
 
 
-def segment(doc: Document) -> Document:
-    return default_segmenter().segment(doc)
+def segment(doc: Document, split_parentheses: bool = False) -> Document:
+    return default_segmenter().segment(doc, split_parentheses)
