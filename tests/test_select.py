@@ -236,6 +236,25 @@ def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
     assert lead == [1.0, 1.0, 2.0, 1.5, 1.0]  # the year header and the group row are not counted
 
 
+def test_a_longer_tables_last_data_row_weighs_more():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    rows = ["Cash | 10 | 9", "Receivables | 20 | 19", "Inventory | 30 | 29", " | 2019 | 2018", "Total | 60 | 57"]
+    text = "\n".join(rows) + "\n\nNote.\n\n" + "\n".join(rows[:2])  # a short table's last row is in its lead
+    units, start = [], 0
+    for row in [*rows, "Note.", *rows[:2]]:
+        start = text.index(row, start)
+        kind = UnitKind.SENTENCE if row == "Note." else UnitKind.TABLE_ROW
+        units.append(Unit(len(units), start + (row[0] == " "), start + len(row), kind, len(units), 5))
+        start += len(row)
+    doc = Document(text=text, units=units)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0, "table_lead_weight": 1.0, "table_lead_rows": 2}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 2.0, 1.5]  # off by default
+    lead = section_lead(doc, SelectionPolicy(table_tail_weight=2.0, **flat))
+    assert lead == [2.0, 1.5, 1.0, 1.0, 3.0, 1.0, 2.0, 1.5]  # the total, after a header row; not unit 7
+
+
 def test_section_decay_weighs_a_sections_later_best_units_less():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead

@@ -138,6 +138,8 @@ class SelectionPolicy(BaseModel):
     table_lead_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's first row")
     table_lead_rows: int = Field(10, ge=1, le=10_000, description="the row of a table where that bonus has fallen to "
                                  "nothing (a table's first rows hold its main lines; later ones, details)")
+    table_tail_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's last data row (its "
+                                     "total or closing line)")
     section_decay_weight: float = Field(0.0, ge=0, le=100, description="how much less a section's unit weighs for "
                                         "each section_decay_tokens of better units before it in the section (0: off)")
     section_decay_tokens: int = Field(100, ge=1, le=1_000_000, description="the tokens of a section's better units "
