@@ -86,13 +86,34 @@ def _section_decay(doc: Document, policy: SelectionPolicy, factor: list[float]) 
     section says most of what it holds in its best units, so a section's tenth unit should not beat
     another section's first. TAT-QA dev excerpts hold about 8.5 gold items each whatever their length."""
     weight, scale = policy.section_decay_weight, policy.section_decay_tokens
+    intros = _table_intros(doc, policy.table_intro_tokens) if policy.table_intro_tokens else set()
     for a, b in sections(doc):
         density = {i: _value(doc, i, doc.scores.get(i, 0.0), policy.information_weight) * factor[i]
                    / max(doc.units[i].tokens, 1) for i in range(a, b) if not doc.unit_deleted[i]}
         better = 0
         for i in sorted(density, key=lambda i: (-density[i], i)):
-            factor[i] *= (1.0 + better / scale) ** -weight
+            if i not in intros:
+                factor[i] *= (1.0 + better / scale) ** -weight
             better += doc.units[i].tokens
+
+
+def _table_intros(doc: Document, max_tokens: int) -> set[int]:
+    """The units, not table rows, that a rule of category 'table' marks, on a line of at most max_tokens
+    tokens: a table's title or intro ('... were as follows (in thousands):'). On TAT-QA dev such short
+    lines hold 3-4 gold items per 100 tokens (most of them whole evidence paragraphs), as many as a
+    table's first rows; longer ones 1-1.5, like other prose."""
+    table_rules = {s.rule_id for s in doc.spans if s.category == "table"}
+    units, text = doc.units, doc.text
+    out: set[int] = set()
+    line: list[int] = []  # the units of the current line
+    for i in range(len(units) + 1):
+        if i == len(units) or (line and "\n" in text[units[i - 1].end : units[i].start]):
+            if sum(units[j].tokens for j in line) <= max_tokens:
+                out.update(j for j in line if units[j].kind is not UnitKind.TABLE_ROW
+                           and not table_rules.isdisjoint(doc.unit_rules[j]))
+            line = []
+        line.append(i)
+    return out
 
 
 def _table_lead(doc: Document, policy: SelectionPolicy, factor: list[float]) -> None:

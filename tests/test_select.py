@@ -270,6 +270,26 @@ def test_section_decay_weighs_a_sections_later_best_units_less():
     assert rank(doc, policy=SelectionPolicy(**flat))[:3] == [0, 1, 2]
 
 
+def test_a_short_line_that_introduces_a_table_is_not_decayed():
+    from catp.document import Span
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    # one section of 10-token units: two table rows, then two lines a rule of category 'table' marks
+    # (a table's intro), one of one unit and one of two
+    doc = make_doc([10] * 5, value=[4.0, 3.0, 2.0, 2.0, 1.9])
+    doc.units[0].kind = doc.units[1].kind = UnitKind.TABLE_ROW
+    doc.text = doc.text[:9] + "\n" + doc.text[10:19] + "\n" + doc.text[20:29] + "\n" + doc.text[30:]
+    doc.unit_rules = [["row"], ["row"], ["intro"], ["intro"], ["intro"]]
+    doc.spans = [Span(20, 25, "table", "intro", 92), Span(30, 45, "table", "intro", 92)]
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0, "section_decay_weight": 1.0, "section_decay_tokens": 10}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0, 0.5, 1 / 3, 0.25, 0.2]
+    lead = section_lead(doc, SelectionPolicy(table_intro_tokens=10, **flat))
+    assert lead == [1.0, 0.5, 1.0, 0.25, 0.2]  # the short line only; it still counts for those after it
+    doc.spans = [Span(20, 25, "amount", "intro", 92)]  # a rule of another category
+    assert section_lead(doc, SelectionPolicy(table_intro_tokens=10, **flat))[2] == 1 / 3
+
+
 def test_lead_tokens_bound_the_section_lead_in_tokens():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead

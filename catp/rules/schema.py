@@ -140,6 +140,9 @@ class SelectionPolicy(BaseModel):
                                  "nothing (a table's first rows hold its main lines; later ones, details)")
     table_tail_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's last data row (its "
                                      "total or closing line)")
+    table_intro_tokens: int = Field(0, ge=0, le=1_000_000, description="a line of at most this many tokens that a "
+                                    "rule of category 'table' marks (the sentence that introduces a table) is read "
+                                    "with its table: section_decay leaves it out; 0: off")
     section_decay_weight: float = Field(0.0, ge=0, le=100, description="how much less a section's unit weighs for "
                                         "each section_decay_tokens of better units before it in the section (0: off)")
     section_decay_tokens: int = Field(100, ge=1, le=1_000_000, description="the tokens of a section's better units "
