@@ -255,6 +255,27 @@ def test_a_longer_tables_last_data_row_weighs_more():
     assert lead == [2.0, 1.5, 1.0, 1.0, 3.0, 1.0, 2.0, 1.5]  # the total, after a header row; not unit 7
 
 
+def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import _word_row, section_lead
+
+    rows = ["Revenue | 1,200 | 1,100", "Leigh R Fox | 47 | Chief Financial Officer", "Vested | 20 | April 30, 2019",
+            "Costs | (300) | 12.5%"]
+    assert [_word_row(r) for r in rows] == [False, True, True, False]
+    text = "\n".join(rows)
+    units, start = [], 0
+    for i, row in enumerate(rows):
+        start = text.index(row, start)
+        units.append(Unit(i, start, start + len(row), UnitKind.TABLE_ROW, i, 5))
+    doc = Document(text=text, units=units)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 4  # off by default
+    assert section_lead(doc, SelectionPolicy(table_word_row_weight=0.5, **flat)) == [1.0, 0.5, 0.5, 1.0]
+    lead = section_lead(doc, SelectionPolicy(table_word_row_weight=0.5, table_lead_weight=1.0, table_lead_rows=2,
+                                             **flat))
+    assert lead == [2.0, 0.75, 0.5, 1.0]  # still a data row: it counts for the lead
+
+
 def test_section_decay_weighs_a_sections_later_best_units_less():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead

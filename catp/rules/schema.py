@@ -140,6 +140,9 @@ class SelectionPolicy(BaseModel):
                                  "nothing (a table's first rows hold its main lines; later ones, details)")
     table_tail_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's last data row (its "
                                      "total or closing line)")
+    table_word_row_weight: float = Field(1.0, ge=0, le=100, description="what a table's data row with a word in a "
+                                         "value cell (names, titles, dates, column titles) weighs against one of "
+                                         "figures only")
     table_intro_tokens: int = Field(0, ge=0, le=1_000_000, description="a line of at most this many tokens that a "
                                     "rule of category 'table' marks (the sentence that introduces a table) is read "
                                     "with its table: section_decay leaves it out; 0: off")
