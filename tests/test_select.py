@@ -276,6 +276,24 @@ def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
     assert lead == [2.0, 0.75, 0.5, 1.0]  # still a data row: it counts for the lead
 
 
+def test_a_data_row_with_a_blank_cell_weighs_table_blank_row_weight():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import _blank_row, section_lead
+
+    rows = ["Revenue | 1,200 | 1,100", "Unremitted earnings | — | 2,127", "Percentage of revenue | 12.7% |  | ",
+            "Warrants | n/a | $ 504", "Costs | (300) | -4"]
+    assert [_blank_row(r) for r in rows] == [False, True, True, True, False]
+    text = "\n".join(rows)
+    units, start = [], 0
+    for i, row in enumerate(rows):
+        start = text.index(row, start)
+        units.append(Unit(i, start, start + len(row), UnitKind.TABLE_ROW, i, 5))
+    doc = Document(text=text, units=units)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 5  # off by default
+    assert section_lead(doc, SelectionPolicy(table_blank_row_weight=0.5, **flat)) == [1.0, 0.5, 0.5, 0.5, 1.0]
+
+
 def test_section_decay_weighs_a_sections_later_best_units_less():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead

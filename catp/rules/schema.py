@@ -143,6 +143,8 @@ class SelectionPolicy(BaseModel):
     table_word_row_weight: float = Field(1.0, ge=0, le=100, description="what a table's data row with a word in a "
                                          "value cell (names, titles, dates, column titles) weighs against one of "
                                          "figures only")
+    table_blank_row_weight: float = Field(1.0, ge=0, le=100, description="what a table's data row with a blank or "
+                                          "dash value cell ('', '—', 'n/a') weighs against a full one")
     table_intro_tokens: int = Field(0, ge=0, le=1_000_000, description="a line of at most this many tokens that a "
                                     "rule of category 'table' marks (the sentence that introduces a table) is read "
                                     "with its table: section_decay leaves it out; 0: off")
