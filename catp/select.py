@@ -179,11 +179,21 @@ def _blank_row(row: str) -> bool:
     return any(_BLANK.fullmatch(cell) for cell in _CELL_SEP.split(row)[1:])
 
 
+# an amount, not a year: 1,234 / 12.5 / 336 / 12345 / $(1,234) / 12%
+_AMOUNT = re.compile(r"[$€£¥]?\s?\(?[-–]?[$€£¥]?\s?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{1,3}|\d{5,})\s?\)?%?")
+
+
 def _header_row(row: str) -> bool:
-    """A row that names columns or a group rather than holding figures: its first cell is empty
-    (' | 2019 | 2018', ' | May 26, 2019 | ') or no other cell holds a digit ('Current liabilities |  |')."""
+    """A row that names columns or a group rather than holding figures: its first cell is empty and no
+    other cell is an amount (' | 2019 | 2018', ' | May 26, 2019 | '), or no other cell holds a digit
+    ('Current liabilities |  |'). A row of amounts with no label (' | $12,455 | $18,418') is a table's
+    total line: on TAT-QA dev 0.4754 -> 0.4802 at 1/6 once counted as data."""
     label, *cells = _CELL_SEP.split(row, maxsplit=1)
-    return bool(cells) and (not label.strip() or not _DIGIT.search(cells[0]))
+    if not cells:
+        return False
+    if not label.strip():
+        return not any(_AMOUNT.fullmatch(cell.strip()) for cell in _CELL_SEP.split(cells[0]))
+    return not _DIGIT.search(cells[0])
 
 
 def long_span_factor(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float] | None:

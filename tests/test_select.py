@@ -236,6 +236,16 @@ def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
     assert lead == [1.0, 1.0, 2.0, 1.5, 1.0]  # the year header and the group row are not counted
 
 
+def test_a_row_of_amounts_with_no_label_is_data_not_a_header():
+    from catp.select import _header_row
+
+    headers = [" | 2019 | 2018", " | May 26, 2019 | ", "Current liabilities |  | ", " |  | (in thousands) |",
+               " | 2019 (1) | 2018 | %Chg"]
+    data = [" | $12,455 | $18,418", " | 336 | 2,523", " | 204.9 | (3.1)", "Revenue | 1,200 | 1,100"]
+    assert [_header_row(r) for r in headers] == [True] * len(headers)
+    assert [_header_row(r) for r in data] == [False] * len(data)
+
+
 def test_a_longer_tables_last_data_row_weighs_more():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead
