@@ -236,6 +236,74 @@ def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
     assert lead == [1.0, 1.0, 2.0, 1.5, 1.0]  # the year header and the group row are not counted
 
 
+def test_a_row_of_amounts_with_no_label_is_data_not_a_header():
+    from catp.select import _header_row
+
+    headers = [" | 2019 | 2018", " | May 26, 2019 | ", "Current liabilities |  | ", " |  | (in thousands) |",
+               " | 2019 (1) | 2018 | %Chg"]
+    data = [" | $12,455 | $18,418", " | 336 | 2,523", " | 204.9 | (3.1)", "Revenue | 1,200 | 1,100"]
+    assert [_header_row(r) for r in headers] == [True] * len(headers)
+    assert [_header_row(r) for r in data] == [False] * len(data)
+
+
+def test_a_longer_tables_last_data_row_weighs_more():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    rows = ["Cash | 10 | 9", "Receivables | 20 | 19", "Inventory | 30 | 29", " | 2019 | 2018", "Total | 60 | 57"]
+    text = "\n".join(rows) + "\n\nNote.\n\n" + "\n".join(rows[:2])  # a short table's last row is in its lead
+    units, start = [], 0
+    for row in [*rows, "Note.", *rows[:2]]:
+        start = text.index(row, start)
+        kind = UnitKind.SENTENCE if row == "Note." else UnitKind.TABLE_ROW
+        units.append(Unit(len(units), start + (row[0] == " "), start + len(row), kind, len(units), 5))
+        start += len(row)
+    doc = Document(text=text, units=units)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0, "table_lead_weight": 1.0, "table_lead_rows": 2}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 2.0, 1.5]  # off by default
+    lead = section_lead(doc, SelectionPolicy(table_tail_weight=2.0, **flat))
+    assert lead == [2.0, 1.5, 1.0, 1.0, 3.0, 1.0, 2.0, 1.5]  # the total, after a header row; not unit 7
+
+
+def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import _word_row, section_lead
+
+    rows = ["Revenue | 1,200 | 1,100", "Leigh R Fox | 47 | Chief Financial Officer", "Vested | 20 | April 30, 2019",
+            "Costs | (300) | 12.5%"]
+    assert [_word_row(r) for r in rows] == [False, True, True, False]
+    text = "\n".join(rows)
+    units, start = [], 0
+    for i, row in enumerate(rows):
+        start = text.index(row, start)
+        units.append(Unit(i, start, start + len(row), UnitKind.TABLE_ROW, i, 5))
+    doc = Document(text=text, units=units)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 4  # off by default
+    assert section_lead(doc, SelectionPolicy(table_word_row_weight=0.5, **flat)) == [1.0, 0.5, 0.5, 1.0]
+    lead = section_lead(doc, SelectionPolicy(table_word_row_weight=0.5, table_lead_weight=1.0, table_lead_rows=2,
+                                             **flat))
+    assert lead == [2.0, 0.75, 0.5, 1.0]  # still a data row: it counts for the lead
+
+
+def test_a_data_row_with_a_blank_cell_weighs_table_blank_row_weight():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import _blank_row, section_lead
+
+    rows = ["Revenue | 1,200 | 1,100", "Unremitted earnings | — | 2,127", "Percentage of revenue | 12.7% |  | ",
+            "Warrants | n/a | $ 504", "Costs | (300) | -4"]
+    assert [_blank_row(r) for r in rows] == [False, True, True, True, False]
+    text = "\n".join(rows)
+    units, start = [], 0
+    for i, row in enumerate(rows):
+        start = text.index(row, start)
+        units.append(Unit(i, start, start + len(row), UnitKind.TABLE_ROW, i, 5))
+    doc = Document(text=text, units=units)
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 5  # off by default
+    assert section_lead(doc, SelectionPolicy(table_blank_row_weight=0.5, **flat)) == [1.0, 0.5, 0.5, 0.5, 1.0]
+
+
 def test_section_decay_weighs_a_sections_later_best_units_less():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead
@@ -249,6 +317,26 @@ def test_section_decay_weighs_a_sections_later_best_units_less():
     assert lead == [1.0, 0.5, 1 / 3, 0.5, 1.0]  # ranked by value per token within each section (heading: 0)
     assert rank(doc, policy=SelectionPolicy(section_decay_weight=1.0, section_decay_tokens=10, **flat))[:3] == [0, 1, 4]
     assert rank(doc, policy=SelectionPolicy(**flat))[:3] == [0, 1, 2]
+
+
+def test_a_short_line_that_introduces_a_table_is_not_decayed():
+    from catp.document import Span
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    # one section of 10-token units: two table rows, then two lines a rule of category 'table' marks
+    # (a table's intro), one of one unit and one of two
+    doc = make_doc([10] * 5, value=[4.0, 3.0, 2.0, 2.0, 1.9])
+    doc.units[0].kind = doc.units[1].kind = UnitKind.TABLE_ROW
+    doc.text = doc.text[:9] + "\n" + doc.text[10:19] + "\n" + doc.text[20:29] + "\n" + doc.text[30:]
+    doc.unit_rules = [["row"], ["row"], ["intro"], ["intro"], ["intro"]]
+    doc.spans = [Span(20, 25, "table", "intro", 92), Span(30, 45, "table", "intro", 92)]
+    flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0, "section_decay_weight": 1.0, "section_decay_tokens": 10}
+    assert section_lead(doc, SelectionPolicy(**flat)) == [1.0, 0.5, 1 / 3, 0.25, 0.2]
+    lead = section_lead(doc, SelectionPolicy(table_intro_tokens=10, **flat))
+    assert lead == [1.0, 0.5, 1.0, 0.25, 0.2]  # the short line only; it still counts for those after it
+    doc.spans = [Span(20, 25, "amount", "intro", 92)]  # a rule of another category
+    assert section_lead(doc, SelectionPolicy(table_intro_tokens=10, **flat))[2] == 1 / 3
 
 
 def test_lead_tokens_bound_the_section_lead_in_tokens():

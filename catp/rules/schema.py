@@ -138,6 +138,16 @@ class SelectionPolicy(BaseModel):
     table_lead_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's first row")
     table_lead_rows: int = Field(10, ge=1, le=10_000, description="the row of a table where that bonus has fallen to "
                                  "nothing (a table's first rows hold its main lines; later ones, details)")
+    table_tail_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's last data row (its "
+                                     "total or closing line)")
+    table_word_row_weight: float = Field(1.0, ge=0, le=100, description="what a table's data row with a word in a "
+                                         "value cell (names, titles, dates, column titles) weighs against one of "
+                                         "figures only")
+    table_blank_row_weight: float = Field(1.0, ge=0, le=100, description="what a table's data row with a blank or "
+                                          "dash value cell ('', '—', 'n/a') weighs against a full one")
+    table_intro_tokens: int = Field(0, ge=0, le=1_000_000, description="a line of at most this many tokens that a "
+                                    "rule of category 'table' marks (the sentence that introduces a table) is read "
+                                    "with its table: section_decay leaves it out; 0: off")
     section_decay_weight: float = Field(0.0, ge=0, le=100, description="how much less a section's unit weighs for "
                                         "each section_decay_tokens of better units before it in the section (0: off)")
     section_decay_tokens: int = Field(100, ge=1, le=1_000_000, description="the tokens of a section's better units "
