@@ -142,8 +142,9 @@ class Pruner:
             doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
             token_starts = self.tokens.token_starts(text)
             segment(doc)
+            policy = self.policy(domain, lang)
             annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout,
-                     whole_span_chars=self.policy(domain, lang).whole_span_chars)
+                     whole_span_chars=policy.whole_span_chars, category_weights=policy.category_weights)
             _cost_units(doc, token_starts, self._marker_merge)
             doc.token_starts = token_starts
             index_terms(doc)
