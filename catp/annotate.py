@@ -11,7 +11,8 @@ from catp.rules.registry import RuleRegistry
 
 
 def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
-             langs: set[str], regex_timeout: float = 2.0, whole_span_chars: int = 0) -> Document:
+             langs: set[str], regex_timeout: float = 2.0, whole_span_chars: int = 0,
+             category_weights: dict[str, float] | None = None) -> Document:
     ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout, anchor_index=registry.anchor_index(langs))
     spans: list[Span] = []
     for compiled in registry.for_langs(langs):
@@ -27,7 +28,7 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
         spans.sort(key=attrgetter(key))
     doc.spans = spans
     _split_at_deletions(doc)
-    _unit_priorities(doc, whole_span_chars)
+    _unit_priorities(doc, whole_span_chars, category_weights or {})
     return doc
 
 
@@ -63,10 +64,11 @@ def fact_weight(priority: int) -> float:
     return 2.0 ** ((priority - 60) / 10)
 
 
-def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
+def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights: dict[str, float] | None = None) -> None:
     """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
-    A protected span's fact weight is shared among its units by overlap; a span kept whole
-    counts one fact per `whole_span_chars` characters when that is set (long clauses are worth more)."""
+    A protected span's fact weight (times its category's weight, 1 when not listed) is shared among
+    its units by overlap; a span kept whole counts one fact per `whole_span_chars` characters when
+    that is set (long clauses are worth more)."""
     n = len(doc.units)
     starts = [u.start for u in doc.units]
     ends = [u.end for u in doc.units]
@@ -77,7 +79,8 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
     value = [0.0] * n
     group = [-1] * n
     DELETE, PROTECT = Action.DELETE, Action.PROTECT
-    weights: dict[int, float] = {}  # fact_weight per priority, worked out once
+    weights: dict[tuple[int, str], float] = {}  # fact weight per priority and category, worked out once
+    category_weight = (category_weights or {}).get
     for span in doc.spans:
         s_start, s_end, action, rule_id, prio = span.start, span.end, span.action, span.rule_id, span.priority
         i = bisect_right(starts, s_start) - 1
@@ -92,9 +95,9 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0) -> None:
                 i += 1
             continue
         if action is PROTECT:
-            weight = weights.get(prio)
+            weight = weights.get((prio, span.category))
             if weight is None:
-                weight = weights[prio] = fact_weight(prio)
+                weight = weights[prio, span.category] = fact_weight(prio) * category_weight(span.category, 1.0)
             per = s_end - s_start  # the span's weight is shared by overlap ...
             if span.whole and whole_span_chars:
                 per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters

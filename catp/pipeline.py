@@ -144,7 +144,7 @@ class Pruner:
             policy = self.policy(domain, lang)
             segment(doc, split_parentheses=policy.split_parentheses)
             annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout,
-                     whole_span_chars=policy.whole_span_chars)
+                     whole_span_chars=policy.whole_span_chars, category_weights=policy.category_weights)
             _cost_units(doc, token_starts, self._marker_merge)
             doc.token_starts = token_starts
             index_terms(doc)

@@ -78,6 +78,28 @@ def test_unit_priority_is_the_strongest_protecting_rule():
     assert (doc.unit_priority[j], doc.unit_rules[j], doc.unit_value[j]) == (0, [], 0.0)
 
 
+def test_category_weights_scale_a_category_s_facts():
+    text = "The Licensee pays $500 in 3 parts. Nothing else happens here."
+    doc = Document(text=text, lang="en")
+    segment(doc)
+    registry = RuleRegistry([load_text(RULES, "t.yaml")])
+    annotate(doc, registry, load_token_counter().token_starts(text), langs={"en"},
+             category_weights={"number": 0.0, "amount": 0.5})
+    i = unit_index(doc, "$500")
+    assert doc.unit_value[i] == pytest.approx(0.5 * fact_weight(80))  # the digits count nothing, the amount half
+    assert doc.unit_priority[i] == 80 and "t.digit" in doc.unit_rules[i]  # the rules still protect and are named
+
+
+def test_category_weights_must_be_finite_and_not_negative():
+    from pydantic import ValidationError
+
+    from catp.rules.schema import SelectionPolicy
+    assert SelectionPolicy(category_weights={"number": 0}).category_weights == {"number": 0}
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValidationError, match="category weights"):
+            SelectionPolicy(category_weights={"number": bad})
+
+
 def test_boost_alone_does_not_protect():
     doc = run("The Licensee is happy with it. Nothing else happens here.")
     i = unit_index(doc, "Licensee")
