@@ -187,6 +187,19 @@ def test_rules_policy_shows_the_merged_selection_policy(tmp_path):
     assert merged["zh"] == builtin["zh"]
 
 
+def test_rules_lint_warns_on_a_category_weight_no_rule_has(tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("name: mine\nselection:\n  en: {category_weights: {numbr: 0, number: 0.5}}\nrules: []\n",
+                    encoding="utf-8")
+    proc = catp("rules", "lint", "--strict", str(mine))
+    assert proc.returncode == 1
+    stderr = proc.stderr.decode()
+    assert "category_weights names 'numbr', a category no rule has" in stderr
+    assert "'number'" not in stderr.split("(known:")[0]  # a built-in rule's category is known
+    builtin = catp("rules", "lint")
+    assert builtin.returncode == 0 and b"category_weights" not in builtin.stderr
+
+
 def test_version_matches_the_package_metadata():
     from importlib.metadata import version
 

@@ -59,7 +59,24 @@ def lint(loaded: list[LoadedRuleSet]) -> list[str]:
             if rule.action == "delete" and rule.priority > 60:
                 problems.append(f"{where}: a delete rule with priority {rule.priority}; priority means nothing for deletions")
             problems.extend(f"{where}: {p}" for p in anchor_problems(rule))
+    problems.extend(unknown_weighted_categories(loaded))
     return problems
+
+
+def unknown_weighted_categories(loaded: list[LoadedRuleSet]) -> list[str]:
+    """`selection.<lang>.category_weights` keys that no rule has as its category (here or in the built-in
+    sets): a misspelt category would weigh nothing and say nothing."""
+    from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file
+
+    known = {rule.category for item in loaded for rule in item.ruleset.rules}
+    builtin = {str(builtin_path(name)) for name in ["common", *BUILTIN_DOMAINS]}
+    if not builtin <= {str(item.path) for item in loaded}:
+        known |= {rule.category for name in ["common", *BUILTIN_DOMAINS]
+                  for rule in load_file(builtin_path(name)).ruleset.rules}
+    return [f"{item.path}: selection.{lang}.category_weights names {name!r}, a category no rule has "
+            f"(known: {', '.join(sorted(known))})"
+            for item in loaded for lang, policy in item.ruleset.selection.items()
+            for name in policy.category_weights if name not in known]
 
 
 def anchor_problems(rule) -> list[str]:
