@@ -274,8 +274,10 @@ class PosMatcher(Matcher):
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         from catp.rules import pos
 
-        for start, end in self._anchored_sentences(ctx):
-            for a, b in pos.match(self.rule, ctx.text, start, end, ctx.doc.lang, ctx.pos_cache):
+        sentences = list(self._anchored_sentences(ctx))
+        for (_, end), found in zip(sentences, pos.match_each(self.rule, ctx.text, sentences, ctx.doc.lang,
+                                                              ctx.pos_cache)):
+            for a, b in found:
                 if self.rule.extend == "clause":
                     b = max(b, min(ctx.clause_end(a), end))
                 yield self.span(a, b)
