@@ -459,18 +459,17 @@ def _match_en_each(rule: PosRule, text: str, sentences: list[tuple[int, int]]) -
     return found
 
 
-def _windows(sentence: str, finder: tuple[re.Pattern, re.Pattern], tail: int) -> list[tuple[int, int]]:
+def _windows(sentence: str, finder: tuple, tail: int) -> list[tuple[int, int]]:
     """Disjoint character ranges, each from the start of a piece holding a candidate first word
     to the end of the `tail`-th piece after the last candidate piece in it."""
     regions: list[tuple[int, int]] = []
     r_start = r_end = -1
     lowered = sentence.lower()
     if len(lowered) == len(sentence):  # then every character lowered to one: offsets agree
-        hits = finder[0].finditer(lowered)
+        hits = finder[1](lowered)
     else:
-        hits = finder[1].finditer(sentence)
-    for m in hits:
-        p = m.start()
+        hits = [m.start() for m in finder[0].finditer(sentence)]
+    for p in hits:
         if p >= r_end:  # a piece after the current window: open a new one at its start
             if r_end >= 0:
                 regions.append((r_start, r_end))
@@ -490,13 +489,15 @@ def _windows(sentence: str, finder: tuple[re.Pattern, re.Pattern], tail: int) ->
     return regions
 
 
-_EN_FINDERS: dict[int, tuple[PosRule, tuple[re.Pattern, re.Pattern] | None]] = {}
+_EN_FINDERS: dict[int, tuple[PosRule, tuple | None]] = {}
 
 
-def _first_word_finder(rule: PosRule) -> tuple[re.Pattern, re.Pattern] | None:
-    """Searches for the first token's words (in lowered text; case-insensitive in the original):
-    they find every place where a token whose lower case is one of them can start (a superset).
-    None: no such shortcut for this rule."""
+def _first_word_finder(rule: PosRule) -> tuple | None:
+    """Searches for the first token's words (case-insensitive in the original; in lowered text, the
+    sorted starts of every occurrence, by Aho-Corasick, some 2x faster than the alternation there: a
+    start inside an earlier occurrence, which finditer skips, lies in the same whitespace-free piece,
+    so the windows do not change): they find every place where a token whose lower case is one of
+    them can start (a superset). None: no such shortcut for this rule."""
     hit = _EN_FINDERS.get(id(rule))
     if hit is not None and hit[0] is rule:
         return hit[1]
@@ -506,8 +507,18 @@ def _first_word_finder(rule: PosRule) -> tuple[re.Pattern, re.Pattern] | None:
         ch.isspace() for ch in w) for w in words)
     finder = None
     if usable:
+        import ahocorasick
+
         alternation = "|".join(re.escape(w.lower()) for w in sorted(set(words), key=len, reverse=True))
-        finder = (re.compile(alternation), re.compile(alternation, re.IGNORECASE))
+        automaton = ahocorasick.Automaton()
+        for w in {w.lower() for w in words}:
+            automaton.add_word(w, len(w))
+        automaton.make_automaton()
+
+        def starts(lowered: str) -> list[int]:
+            return sorted({end - length + 1 for end, length in automaton.iter(lowered)})
+
+        finder = (re.compile(alternation, re.IGNORECASE), starts)
     _EN_FINDERS[id(rule)] = (rule, finder)
     return finder
 
