@@ -203,17 +203,23 @@ class CueWindowMatcher(Matcher):
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         rule = self.rule
-        limit = {"clause": ctx.clause_end, "sentence": ctx.sentence_end, "line": ctx.line_end}.get(rule.until)
+        line = rule.until == "line"
+        ends = {"clause": ctx.clause_ends, "sentence": ctx.sentence_ends}.get(rule.until, list)()
         starts, window, labels = ctx.token_starts, rule.window_tokens, self._labels
-        n_starts, n_text, include_cue = len(starts), len(ctx.text), rule.include_cue
+        n_starts, n_ends, n_text, include_cue = len(starts), len(ends), len(ctx.text), rule.include_cue
         with Guard(ctx.regex_timeout) as guard:
             cues = list(self.pattern.finditer(ctx.text, timeout=guard.left(), concurrent=True))
         for m in cues:
             cue_start, cue_end = m.span()
             i = bisect_left(starts, cue_end) + window  # ctx.token_window_end(cue_end, window)
             end = starts[i] if i < n_starts else n_text
-            if limit is not None:
-                end = min(end, limit(cue_end))
+            if n_ends:  # ctx.clause_end / sentence_end(cue_end)
+                i = bisect_left(ends, cue_end + 1)
+                limit = ends[i] if i < n_ends else n_text
+            else:
+                limit = ctx.line_end(cue_end) if line else end
+            if limit < end:
+                end = limit
             start = cue_start if include_cue else cue_end
             if end > start:
                 yield make_span(start, end, *labels)
