@@ -34,6 +34,12 @@ def test_the_timer_stops_a_runaway_scan_and_is_disarmed():
     assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
 
 
+def test_a_timeout_too_long_for_the_timer_falls_back():
+    with Guard(1e12) as guard:
+        assert not guard.timed and guard.left() > 1e11
+    assert not guard_mod._armed and signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+
+
 def test_a_signal_after_the_scans_is_ignored():
     with Guard(1.0):
         pass

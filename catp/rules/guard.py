@@ -45,8 +45,11 @@ class Guard:
         global _armed
         if not _armed and self.timeout > 0 and _timer_usable():
             _armed = self.timed = True
-            signal.setitimer(signal.ITIMER_VIRTUAL, self.timeout)
-        else:
+            try:
+                signal.setitimer(signal.ITIMER_VIRTUAL, self.timeout)
+            except (OverflowError, ValueError, OSError):  # a timeout the timer cannot hold
+                _armed = self.timed = False
+        if not self.timed:
             self.deadline = time.process_time() + self.timeout
         return self
 
