@@ -494,9 +494,9 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
         return (fact + info_weight * score + boost[i]) * lead[i] / cost  # _value's sum order
 
     def keys(units: list[int]) -> list[tuple[float, int]]:
-        """(-density(i), i) for each unit; while nothing is kept (no novelty, no joins, no facts said),
-        worked out in one pass with density's own sums."""
-        if covered or said or any(kept):
+        """(-density(i), i) for each unit; while nothing is kept (no novelty, no joins, no facts said)
+        and facts are not counted once each (distinct_facts), worked out in one pass with density's sums."""
+        if covered or said or fact_now is not None or any(kept):
             return [(-density(i), i) for i in units]
         return [(-((facts[i] + info_weight * scores[i] + boost[i]) * lead[i] / max(tokens[i] + gap_tokens, 1)), i)
                 for i in units]
