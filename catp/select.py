@@ -313,7 +313,8 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     density = _density(doc, policy, gap_tokens, covered, kept, texts, said)
     taker = _Taker(doc, budget, gap_tokens, selection)
     deleted = doc.unit_deleted
-    heap = density.keys([i for i in range(n) if not deleted[i] and not kept[i]])
+    units = [i for i in range(n) if not deleted[i] and not kept[i]]
+    heap = density.keys(units) or [(-density(i), i) for i in units]
     heapq.heapify(heap)
     heappop, heappush = heapq.heappop, heapq.heappush
     aside = _Aside(taker)
@@ -493,11 +494,13 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
             fact = facts[i] if fact_now is None else fact_now(i)
         return (fact + info_weight * score + boost[i]) * lead[i] / cost  # _value's sum order
 
-    def keys(units: list[int]) -> list[tuple[float, int]]:
-        """(-density(i), i) for each unit; while nothing is kept (no novelty, no joins, no facts said)
-        and facts are not counted once each (distinct_facts), worked out in one pass with density's sums."""
+    def keys(units: list[int]) -> list[tuple[float, int]] | None:
+        """(-density(i), i) for each unit, worked out in one pass with density's sums while nothing is kept
+        (no novelty, no joins, no facts said) and facts are not counted once each (distinct_facts);
+        else None. (It does not call density: a reference back would make a cycle that only the cyclic
+        GC frees, and every prune's select state would stay in memory until then.)"""
         if covered or said or fact_now is not None or any(kept):
-            return [(-density(i), i) for i in units]
+            return None
         return [(-((facts[i] + info_weight * scores[i] + boost[i]) * lead[i] / max(tokens[i] + gap_tokens, 1)), i)
                 for i in units]
 
