@@ -98,8 +98,9 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights:
             weight = weights.get((prio, span.category))
             if weight is None:
                 weight = weights[prio, span.category] = fact_weight(prio) * category_weight(span.category, 1.0)
+            whole = span.whole
             per = s_end - s_start  # the span's weight is shared by overlap ...
-            if span.whole and whole_span_chars:
+            if whole and whole_span_chars:
                 per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters
             joined = -1  # the group of the span's first unit, for a span kept whole
             while i < n:
@@ -109,13 +110,15 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights:
                 unit_rules = rules[i]
                 if rule_id not in unit_rules:
                     unit_rules.append(rule_id)
-                if span.whole:  # join the group of the span's first unit
+                if whole:  # join the group of the span's first unit
                     if joined == -1:
                         joined = group[i] if group[i] != -1 else i
                     group[i] = joined
                 if prio > priority[i]:
                     priority[i] = prio
-                value[i] += weight * (min(ends[i], s_end) - max(u_start, s_start)) / per
+                u_end = ends[i]  # the overlap, min(u_end, s_end) - max(u_start, s_start), without the calls
+                overlap = (u_end if u_end < s_end else s_end) - (u_start if u_start > s_start else s_start)
+                value[i] += weight * overlap / per
                 i += 1
             continue
         while i < n and starts[i] < s_end:  # boost

@@ -307,11 +307,14 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     for i, k in enumerate(kept):
         if k and terms:
             covered |= terms[i]
-    texts = [_said(doc, i) for i in range(n)]
+    text = doc.text
+    texts = [" ".join(text[u.start : u.end].split()) for u in doc.units]  # _said(doc, i) for each unit
     said = {texts[i] for i, k in enumerate(kept) if k}  # the texts kept: their facts count once
     density = _density(doc, policy, gap_tokens, covered, kept, texts, said)
     taker = _Taker(doc, budget, gap_tokens, selection)
-    heap = [(-density(i), i) for i in range(len(doc.units)) if not doc.unit_deleted[i] and not kept[i]]
+    deleted = doc.unit_deleted
+    units = [i for i in range(n) if not deleted[i] and not kept[i]]
+    heap = density.keys(units) or [(-density(i), i) for i in units]
     heapq.heapify(heap)
     heappop, heappush = heapq.heappop, heapq.heappush
     aside = _Aside(taker)
@@ -371,20 +374,23 @@ class _Aside:
 
     def unfit_of(self, heap: list) -> list:
         """The heap without the units that cannot fit the budget left now (set aside)."""
-        taker, out = self.taker, self.out
+        taker, out, by_cost = self.taker, self.out, self.by_cost
         left, kept, keep = taker.budget - taker.sel.estimated_tokens, taker.sel.kept, []
+        group, least, cost_of = taker.group, taker.least, taker.cost
         for entry in heap:
             u = entry[1]
             if kept[u] or out[u]:
                 continue
-            if taker.surely_unfit(u):
-                self.add(u, taker.least[u])
-                continue
-            cost = taker.cost(u)[0]
-            if cost > left:
-                self.add(u, cost)
+            if group[u] == -1 and least[u] > left:  # taker.surely_unfit(u)
+                cost = least[u]
             else:
-                keep.append(entry)
+                cost = cost_of(u)[0]
+                if cost <= left:
+                    keep.append(entry)
+                    continue
+            out[u] = True  # self.add(u, cost), the heap put in order once below
+            by_cost.append((cost, u))
+        heapq.heapify(by_cost)  # pops in the same order as pushing each: (cost, unit) pairs are ordered
         heapq.heapify(keep)
         return keep
 
@@ -488,6 +494,17 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
             fact = facts[i] if fact_now is None else fact_now(i)
         return (fact + info_weight * score + boost[i]) * lead[i] / cost  # _value's sum order
 
+    def keys(units: list[int]) -> list[tuple[float, int]] | None:
+        """(-density(i), i) for each unit, worked out in one pass with density's sums while nothing is kept
+        (no novelty, no joins, no facts said) and facts are not counted once each (distinct_facts);
+        else None. (It does not call density: a reference back would make a cycle that only the cyclic
+        GC frees, and every prune's select state would stay in memory until then.)"""
+        if covered or said or fact_now is not None or any(kept):
+            return None
+        return [(-((facts[i] + info_weight * scores[i] + boost[i]) * lead[i] / max(tokens[i] + gap_tokens, 1)), i)
+                for i in units]
+
+    density.keys = keys
     return density
 
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from catp.document import Document
 from catp.rules import pos
 from catp.rules.loader import resolve
+from catp.rules.schema import PosToken
 from catp.scoring.lexical import _STOP, _TERMS, index_terms, unit_terms
 from catp.segment import segment
 from catp.tokens import _safe_chunks, load_token_counter
@@ -172,6 +173,26 @@ def test_en_pos_windows_match_like_whole_sentences():
             plain = list(pos._leftmost(pos._en_spans(rule, text[a:b], 0), a))
             assert list(pos.match(rule, text, a, b, "en", {})) == plain, (rule.id, a)
             found += len(plain)
+    assert found > 20
+
+
+def test_en_pos_sentences_matched_in_one_spacy_pass_match_like_each_alone():
+    texts = real_texts("cuad", 3, 20_000) + real_texts("tatqa", 2, 20_000)
+    texts += ["PAY  the  Fee; pay\tTHE fee, Pays  its dues; repay the loan; PAYS" * 20]
+    found = 0
+    for rule in {r.id: r for r in _rules("en")}.values():
+        # with a token that takes any word, one pass could match across windows: each alone then
+        anything = rule.model_copy(update={"tokens": [rule.tokens[0], PosToken(), *rule.tokens[1:]]})
+        for variant in (rule, anything):
+            for text in texts:  # sentences of 300 characters, and the gaps between them skipped
+                sentences = [(a, min(len(text), a + 300)) for a in range(0, len(text), 400)]
+                each = [list(pos.match(variant, text, a, b, "en", {})) for a, b in sentences]
+                assert pos.match_each(variant, text, sentences, "en") == each, rule.id
+                found += sum(map(len, each))
+            lines = "The parties agree to pay\nthe sums below and to deliver\ngoods on time"  # each ends on a verb
+            sentences = [(0, 24), (25, 54), (55, len(lines))]
+            assert pos.match_each(variant, lines, sentences, "en") == [
+                list(pos.match(variant, lines, a, b, "en", {})) for a, b in sentences], rule.id
     assert found > 20
 
 

@@ -574,3 +574,23 @@ def test_a_long_span_kept_whole_weighs_less_with_whole_span_tokens():
     assert rank(doc, policy=capped)[0] == 3 and rank(doc, policy=plain)[0] == 0
     doc.unit_group = [0, 0, 0, 3]  # unit 3 is a span of 20 tokens kept whole: below the cap, sqrt(30 / 20)
     assert select_mod.long_span_factor(doc, capped)[3] == (30 / 20) ** 0.5
+
+
+def test_select_leaves_no_reference_cycles():
+    """A prune runs with the cyclic GC paused: state that only it can free (a closure referring back to
+    itself) would stay in memory after every prune, and fresh memory costs page faults."""
+    import gc
+
+    doc = make_doc([5, 3, 7, 1, 4, 2], priority=[0, 70, 0, 80, 0, 0], scores={0: 0.3, 2: 0.5, 4: 0.9, 5: 0.1})
+    doc.unit_terms = [["a", "b"], ["b"], ["c"], [], ["a", "d"], ["d"]]
+    doc.unit_term_sets = [frozenset(t) for t in doc.unit_terms]
+    doc.term_weight = {"a": 1.0, "b": 2.0, "c": 0.5, "d": 1.5}
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        select(doc, budget=12, gap_tokens=1)
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()

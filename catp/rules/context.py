@@ -76,19 +76,29 @@ class MatchContext:
             self._barrier_positions[key] = found
         return found
 
-    def clause_end(self, offset: int) -> int:
+    def clause_ends(self) -> list[int]:
+        """Where each unit ends, in order."""
         if self._clause_ends is None:
             self._clause_ends = [u.end for u in self.doc.units]
-        i = bisect_left(self._clause_ends, offset + 1)
-        return self._clause_ends[i] if i < len(self._clause_ends) else len(self.text)
+        return self._clause_ends
 
-    def sentence_end(self, offset: int) -> int:
+    def sentence_ends(self) -> list[int]:
+        """Where each sentence ends, in order."""
         if self._sentence_ends is None:
             units = self.doc.units
             self._sentence_ends = [u.end for i, u in enumerate(units)
                                    if i + 1 == len(units) or units[i + 1].sentence != u.sentence]
-        i = bisect_left(self._sentence_ends, offset + 1)
-        return self._sentence_ends[i] if i < len(self._sentence_ends) else len(self.text)
+        return self._sentence_ends
+
+    def clause_end(self, offset: int) -> int:
+        ends = self.clause_ends()
+        i = bisect_left(ends, offset + 1)
+        return ends[i] if i < len(ends) else len(self.text)
+
+    def sentence_end(self, offset: int) -> int:
+        ends = self.sentence_ends()
+        i = bisect_left(ends, offset + 1)
+        return ends[i] if i < len(ends) else len(self.text)
 
     def sentence_start(self, offset: int) -> int:
         """Start of the sentence holding `offset` (the unit starting at or before it; else the first)."""

@@ -12,6 +12,7 @@ import regex
 from catp.document import Action, Span, make_span
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
+from catp.rules.guard import Guard
 from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches, window_widths, windows
 from catp.rules.schema import CueWindowRule, HeadingRule, PhraseRule, PosRule, RegexRule
 
@@ -136,38 +137,31 @@ class RegexMatcher(Matcher):
                 if best[0] == "windows":
                     return self._scan_windows(text, best[1], sum(self.widths), ctx.regex_timeout)
                 return self._scan_regions(text, best[1], ctx.regex_timeout)
-        return self.pattern.finditer(text, timeout=ctx.regex_timeout, concurrent=True)
+        with Guard(ctx.regex_timeout) as guard:
+            return list(self.pattern.finditer(text, timeout=guard.left(), concurrent=True))
 
     def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float) -> list:
-        """All regions share the rule's timeout (CPU seconds, as `regex` counts them), counted from
-        the first scan on: one clock read per region."""
+        """All regions share the rule's timeout (CPU seconds), counted from the first scan on."""
         finditer, found = self.pattern.finditer, []
-        deadline, left = _deadline(timeout), timeout
-        for a, b in regions:
-            found.extend(finditer(text, a, b, timeout=left, concurrent=True))
-            left = _time_left(deadline)
+        with Guard(timeout) as guard:
+            for a, b in regions:
+                found.extend(finditer(text, a, b, timeout=guard.left(), concurrent=True))
         return found
 
     def _scan_windows(self, text: str, spans: list[tuple[int, int]], reach: int, timeout: float) -> list:
         """Each window from the end of the last match; endpos `reach` past it; only the matches
         that start inside it (see catp/rules/prefilter.py). The timeout as in _scan_regions."""
         finditer, cursor, n, found = self.pattern.finditer, 0, len(text), []
-        deadline, left = _deadline(timeout), timeout
-        for a, b in spans:
-            if cursor >= b:
-                continue
-            for m in finditer(text, max(a, cursor), min(b + reach, n), timeout=left, concurrent=True):
-                if m.start() >= b:
-                    break
-                found.append(m)
-                cursor = m.end()
-            left = _time_left(deadline)
+        with Guard(timeout) as guard:
+            for a, b in spans:
+                if cursor >= b:
+                    continue
+                for m in finditer(text, max(a, cursor), min(b + reach, n), timeout=guard.left(), concurrent=True):
+                    if m.start() >= b:
+                        break
+                    found.append(m)
+                    cursor = m.end()
         return found
-
-
-def _deadline(timeout: float) -> float:
-    """When a rule's searches, sharing `timeout` (CPU seconds, as `regex` counts them), must be done."""
-    return time.process_time() + timeout
 
 
 def _time_left(deadline: float) -> float:
@@ -193,7 +187,7 @@ class HeadingMatcher(Matcher):
         """One search per heading unit, all of them sharing the rule's timeout (CPU seconds, as `regex`
         counts them): a slow pattern cannot take the timeout once per heading."""
         text, search, left, found = ctx.text, self.pattern.search, ctx.regex_timeout, []
-        deadline = _deadline(left)
+        deadline = time.process_time() + left
         for start, end in ctx.heading_units():
             if search(text, start, end, timeout=left):
                 found.append(self.span(start, end))
@@ -209,15 +203,23 @@ class CueWindowMatcher(Matcher):
 
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         rule = self.rule
-        limit = {"clause": ctx.clause_end, "sentence": ctx.sentence_end, "line": ctx.line_end}.get(rule.until)
+        line = rule.until == "line"
+        ends = {"clause": ctx.clause_ends, "sentence": ctx.sentence_ends}.get(rule.until, list)()
         starts, window, labels = ctx.token_starts, rule.window_tokens, self._labels
-        n_starts, n_text, include_cue = len(starts), len(ctx.text), rule.include_cue
-        for m in self.pattern.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True):
+        n_starts, n_ends, n_text, include_cue = len(starts), len(ends), len(ctx.text), rule.include_cue
+        with Guard(ctx.regex_timeout) as guard:
+            cues = list(self.pattern.finditer(ctx.text, timeout=guard.left(), concurrent=True))
+        for m in cues:
             cue_start, cue_end = m.span()
             i = bisect_left(starts, cue_end) + window  # ctx.token_window_end(cue_end, window)
             end = starts[i] if i < n_starts else n_text
-            if limit is not None:
-                end = min(end, limit(cue_end))
+            if n_ends:  # ctx.clause_end / sentence_end(cue_end)
+                i = bisect_left(ends, cue_end + 1)
+                limit = ends[i] if i < n_ends else n_text
+            else:
+                limit = ctx.line_end(cue_end) if line else end
+            if limit < end:
+                end = limit
             start = cue_start if include_cue else cue_end
             if end > start:
                 yield make_span(start, end, *labels)
@@ -278,8 +280,10 @@ class PosMatcher(Matcher):
     def spans(self, ctx: MatchContext) -> Iterator[Span]:
         from catp.rules import pos
 
-        for start, end in self._anchored_sentences(ctx):
-            for a, b in pos.match(self.rule, ctx.text, start, end, ctx.doc.lang, ctx.pos_cache):
+        sentences = list(self._anchored_sentences(ctx))
+        for (_, end), found in zip(sentences, pos.match_each(self.rule, ctx.text, sentences, ctx.doc.lang,
+                                                              ctx.pos_cache)):
+            for a, b in found:
                 if self.rule.extend == "clause":
                     b = max(b, min(ctx.clause_end(a), end))
                 yield self.span(a, b)

@@ -66,7 +66,8 @@ def index_terms(doc: Document) -> None:
         doc.unit_term_sets = list(map(frozenset, doc.unit_terms))
     df = Counter(chain.from_iterable(doc.unit_term_sets))  # in how many units each term occurs
     n = max(len(doc.units), 1)
-    doc.term_weight = {t: math.log(1 + n / c) for t, c in df.items()}
+    weight = {c: math.log(1 + n / c) for c in set(df.values())}  # per count: most terms share a few counts
+    doc.term_weight = dict(zip(df, map(weight.__getitem__, df.values())))
 
 
 class LexicalScorer:
@@ -86,12 +87,16 @@ class LexicalScorer:
         n = max(len(doc.units), 1)
         q_terms = {t for t in unit_terms(question) if t in idf} if question else set()
         scores: dict[int, float] = {}
+        norm = math.log(1 + n)
+        known: dict[int, float] = {}  # id of a term list -> its rarity: units with the same text share a list
         for i in candidates:
             ts = terms[i]
             if not ts:
                 scores[i] = 0.0
                 continue
-            rarity = sum(map(idf.__getitem__, ts)) / math.log(1 + n)  # total information, not a mean
+            rarity = known.get(id(ts))
+            if rarity is None:
+                rarity = known[id(ts)] = sum(map(idf.__getitem__, ts)) / norm  # total information, not a mean
             if q_terms:  # relevance decides; rarity only breaks ties
                 hits = set(ts) & q_terms  # fsum: exact, so a set's (hash-seeded) order cannot change the result
                 relevance = math.fsum(idf[t] for t in hits) / max(math.fsum(idf[t] for t in q_terms), 1e-9)

@@ -38,6 +38,7 @@ class Segmenter:
         self._heading = regex.compile("|".join(f"(?:{p})" for p in config.headings))
         self._list_item = regex.compile("|".join(f"(?:{p})" for p in config.list_items))
         self._boundary = regex.compile(f"(?P<sent>{config.sentence_end})|(?P<clause>{config.clause_end})")
+        self._sent = self._boundary.groupindex["sent"]
         # Scanned on its own: one alternative more in _boundary would make every line's scan 3x slower.
         self._parenthesis = regex.compile(config.parenthesis_end)
 
@@ -74,10 +75,11 @@ class Segmenter:
                     units: list[Unit], split_parentheses: bool = False) -> int:
         """Cut a line at sentence and clause ends; returns the next sentence index."""
         pieces: list[tuple[int, int, bool]] = []  # (start, end, ends_sentence)
-        cursor = start
+        cursor, sent = start, self._sent
         for m in self._boundary.finditer(text, start, end):
-            pieces.append((cursor, m.end(), m.group("sent") is not None))
-            cursor = m.end()
+            after = m.end()
+            pieces.append((cursor, after, m.group(sent) is not None))
+            cursor = after
         if split_parentheses:
             pieces = self._cut_parentheses(text, start, end, pieces, cursor)
             cursor = pieces[-1][1] if pieces else start
@@ -122,7 +124,7 @@ class Segmenter:
         minimum = self.config.min_clause_chars
         last = 0  # _visible of out[-1]: pieces are contiguous, so a merged piece's count is the sum
         for a, b, ends in pieces:
-            visible = _visible(text, a, b)
+            visible = len("".join(text[a:b].split()))  # _visible(text, a, b)
             if out and last < minimum:
                 out[-1] = (out[-1][0], b, ends)  # a short piece joins the next one
                 last += visible

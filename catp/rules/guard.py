@@ -1,0 +1,70 @@
+"""The guard against runaway patterns: a rule's scans stop after `timeout` CPU seconds (TimeoutError).
+
+`regex`'s own `timeout=` reads the clock as it scans and at every match: 20-40% of a scan's time.
+In the main thread of a Unix process the guard is instead one CPU timer (ITIMER_VIRTUAL) armed around
+all of a rule's scans: `regex` checks for signals as it scans, so the timer's signal stops a runaway
+match just the same, and nothing is paid while the timer does not fire. Elsewhere (another thread,
+SIGVTALRM handled by someone else, no setitimer) every search gets what is left of the timeout."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+_armed = False  # a timer of ours is running: its signal means the rule ran out of time
+
+
+def _on_timer(signum, frame) -> None:
+    if _armed:  # a signal that arrives after the scans ended is ignored
+        raise TimeoutError("regex timed out")
+
+
+def _timer_usable() -> bool:
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(signal.SIGVTALRM)
+    if handler is _on_timer:
+        return True
+    if handler is not signal.SIG_DFL:
+        return False  # the process uses the signal for something else
+    signal.signal(signal.SIGVTALRM, _on_timer)
+    return True
+
+
+class Guard:
+    """`with Guard(timeout) as guard:` around a rule's scans; each search passes `timeout=guard.left()`
+    (None while the timer guards them). A TimeoutError leaves the block when the time is up."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.timed = False
+        self.deadline = 0.0
+
+    def __enter__(self) -> Guard:
+        global _armed
+        if not _armed and self.timeout > 0 and _timer_usable():
+            _armed = self.timed = True
+            try:
+                signal.setitimer(signal.ITIMER_VIRTUAL, self.timeout)
+            except (OverflowError, ValueError, OSError):  # a timeout the timer cannot hold
+                _armed = self.timed = False
+        if not self.timed:
+            self.deadline = time.process_time() + self.timeout
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _armed
+        if self.timed:
+            _armed = False
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+    def left(self) -> float | None:
+        """The timeout for the next search: None under the timer, else the CPU seconds left
+        (TimeoutError when none are)."""
+        if self.timed:
+            return None
+        left = self.deadline - time.process_time()
+        if left <= 0:
+            raise TimeoutError("regex timed out")
+        return left
