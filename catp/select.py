@@ -342,6 +342,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
             if terms:
                 covered |= terms[j]
             said.add(texts[j])
+            density.took(j)
         near = {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n and not kept[k] and not doc.unit_deleted[k]}
         back = aside.after_take(near, first, spent)
         for j in sorted(near | back):
@@ -452,15 +453,14 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
     fact_now = None
     if policy.distinct_facts is not None:
         facts, held, holders = distinct_facts(doc, policy.distinct_facts)
-        fact_said = [False] * len(holders)  # only grows, like `kept`: found lazily
-        is_kept = kept.__getitem__
+        fact_said = [False] * len(holders)  # only grows, like `kept` (density.took marks them)
+        for f, units in enumerate(holders):
+            fact_said[f] = any(kept[u] for u in units)
 
         def fact_now(i: int) -> float:
             """Unit i's facts less its distinct facts that a kept unit already holds."""
             value = facts[i]
             for f, weight in held[i]:
-                if not fact_said[f]:
-                    fact_said[f] = any(map(is_kept, holders[f]))
                 if fact_said[f]:
                     value -= weight
             return max(value, 0.0)
@@ -504,7 +504,13 @@ def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: s
         return [(-((facts[i] + info_weight * scores[i] + boost[i]) * lead[i] / max(tokens[i] + gap_tokens, 1)), i)
                 for i in units]
 
-    density.keys = keys
+    def took(j: int) -> None:
+        """Unit j is kept: its distinct facts are said."""
+        if fact_now is not None:
+            for f, _ in held[j]:
+                fact_said[f] = True
+
+    density.keys, density.took = keys, took
     return density
 
 
