@@ -27,14 +27,18 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
     for key in ("rule_id", "end", "start"):  # = sort by (start, end, rule_id): stable sorts, no tuple keys
         spans.sort(key=attrgetter(key))
     doc.spans = spans
-    _split_at_deletions(doc)
+    _split_off(doc)
     _unit_priorities(doc, whole_span_chars, category_weights or {})
     return doc
 
 
-def _split_at_deletions(doc: Document) -> None:
-    """Boilerplate spans become units of their own, so deleting them cuts nothing else."""
-    cuts = sorted({p for s in doc.spans if s.action is Action.DELETE for p in (s.start, s.end)})
+_CUTTING = (Action.DELETE, Action.DETACH)
+
+
+def _split_off(doc: Document) -> None:
+    """Boilerplate (delete) and detach spans become units of their own, so deleting or leaving them
+    out cuts nothing else."""
+    cuts = sorted({p for s in doc.spans if s.action in _CUTTING for p in (s.start, s.end)})
     if not cuts:
         return
     text = doc.text
@@ -59,6 +63,21 @@ def _split_at_deletions(doc: Document) -> None:
     doc.units = units
 
 
+def _covered_units(doc: Document, action: Action) -> list[bool] | None:
+    """Per unit, whether a span with this action covers it whole (None when no span has the action)."""
+    spans = [s for s in doc.spans if s.action is action]
+    if not spans:
+        return None
+    starts = [u.start for u in doc.units]
+    covered = [False] * len(doc.units)
+    for span in spans:
+        i = bisect_left(starts, span.start)
+        while i < len(starts) and doc.units[i].end <= span.end:
+            covered[i] = True
+            i += 1
+    return covered
+
+
 def fact_weight(priority: int) -> float:
     """What one protected span adds to its unit's value: doubles every 10 priority points."""
     return 2.0 ** ((priority - 60) / 10)
@@ -68,7 +87,7 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights:
     """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
     A protected span's fact weight (times its category's weight, 1 when not listed) is shared among
     its units by overlap; a span kept whole counts one fact per `whole_span_chars` characters when
-    that is set (long clauses are worth more)."""
+    that is set (long clauses are worth more), and leaves out the units a detach span covers."""
     n = len(doc.units)
     starts = [u.start for u in doc.units]
     ends = [u.end for u in doc.units]
@@ -78,7 +97,8 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights:
     boost = [0] * n
     value = [0.0] * n
     group = [-1] * n
-    DELETE, PROTECT = Action.DELETE, Action.PROTECT
+    DELETE, PROTECT, DETACH = Action.DELETE, Action.PROTECT, Action.DETACH
+    detached = _covered_units(doc, DETACH)
     weights: dict[tuple[int, str], float] = {}  # fact weight per priority and category, worked out once
     category_weight = (category_weights or {}).get
     for span in doc.spans:
@@ -88,6 +108,8 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights:
             i = 0
         elif ends[i] <= s_start:  # the span starts after this unit (in the space before the next)
             i += 1
+        if action is DETACH:
+            continue
         if action is DELETE:
             while i < n and starts[i] < s_end:
                 if s_start <= starts[i] and ends[i] <= s_end:
@@ -107,6 +129,9 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights:
                 u_start = starts[i]
                 if u_start >= s_end:
                     break
+                if whole and detached is not None and detached[i]:
+                    i += 1
+                    continue
                 unit_rules = rules[i]
                 if rule_id not in unit_rules:
                     unit_rules.append(rule_id)

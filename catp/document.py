@@ -28,6 +28,7 @@ class Action(str, Enum):
     PROTECT = "protect"  # keep; report if the budget forces it out
     DELETE = "delete"  # boilerplate: never keep
     BOOST = "boost"  # raise the score, but not protected
+    DETACH = "detach"  # units of its own, left out of any span kept whole; ranked like other text
 
 
 @dataclass(slots=True)

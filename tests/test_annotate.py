@@ -183,3 +183,37 @@ def test_whole_span_chars_makes_a_long_kept_sentence_worth_more():
     assert sum(values(0)) == pytest.approx(fact_weight(80), rel=0.05)  # one fact, shared by overlap (not spaces)
     assert len(values(0)) > 1  # the sentence spans several clause units, kept as one group
     assert sum(values(30)) == pytest.approx(fact_weight(80) * span / 30, rel=0.05)  # one fact per 30 chars
+
+
+DETACH_RULES = RULES + textwrap.indent(textwrap.dedent("""\
+      - id: t.preamble
+        kind: regex
+        category: entity
+        priority: 90
+        expand: sentence
+        pattern: 'entered into'
+      - id: t.address
+        kind: regex
+        category: address
+        priority: 50
+        action: detach
+        pattern: 'with offices at [^,(]+, [A-Z][a-z]+'
+    """), "  ")
+
+
+def test_a_detach_span_is_left_out_of_the_span_kept_whole():
+    text = "This is entered into by Acme Inc., with offices at 12 Main Street, Springfield (Acme), and Bob. Next."
+    doc = run(text, rules=DETACH_RULES)
+    lo, hi = text.index("with offices"), text.index(" (Acme)")
+    detached = [i for i, u in enumerate(doc.units) if lo <= u.start and u.end <= hi]
+    assert " ".join(doc.unit_text(doc.units[i]) for i in detached) == "with offices at 12 Main Street, Springfield"
+    assert not any(doc.unit_deleted[i] for i in detached)  # not boilerplate: still kept on its own merit
+    sentence = [i for i, u in enumerate(doc.units) if u.start < text.index("Next")]
+    grouped = [i for i in sentence if doc.unit_group[i] != -1]
+    assert set(grouped) == set(sentence) - set(detached)  # the rest of the sentence is kept whole, as one
+    assert len({doc.unit_group[i] for i in grouped}) == 1
+    assert all("t.preamble" not in doc.unit_rules[i] for i in detached)
+    digits = unit_index(doc, "12 Main")
+    assert doc.unit_rules[digits] == ["t.digit"] and doc.unit_value[digits] == pytest.approx(fact_weight(60))
+    without = run(text.replace("with offices", "with office"), rules=DETACH_RULES)  # no detach: one group
+    assert len({without.unit_group[i] for i, u in enumerate(without.units) if u.start < text.index("Next")}) == 1

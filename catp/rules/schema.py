@@ -25,7 +25,10 @@ class RuleBase(BaseModel):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
     category: str = Field(min_length=1, description="e.g. number, date, amount, entity, negation, cue, heading")
     priority: int = Field(ge=0, le=100, description="higher wins when the budget is short")
-    action: Literal["protect", "boost", "delete"] = "protect"
+    action: Literal["protect", "boost", "delete", "detach"] = Field(
+        "protect", description="protect: keep, and report it if the budget forces it out; boost: raise the "
+        "score; delete: boilerplate, never kept; detach: units of its own, left out of any span a rule keeps "
+        "whole (an address inside a preamble), ranked like any other text")
     lang: list[Lang] = Field(default_factory=lambda: ["en", "zh"])
     description: str = ""
     examples: Examples = Field(default_factory=Examples)
