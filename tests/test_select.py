@@ -219,18 +219,23 @@ def test_a_tables_first_rows_weigh_more():
     assert lead == [1.0, 2.0, 1.5, 1.0, 1.0, 2.0, 1.0]  # each run of rows is a table of its own
 
 
+def _table_doc(rows: list[str]) -> Document:
+    """One table of rows (a leading space, an empty first cell, is not part of its unit)."""
+    text = "\n".join(rows)
+    units, start = [], 0
+    for i, row in enumerate(rows):
+        start = text.index(row, start)
+        units.append(Unit(i, start + (row[0] == " "), start + len(row), UnitKind.TABLE_ROW, i, 5))
+    return Document(text=text, units=units)
+
+
 def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead
 
     rows = [" | 2019 | 2018", "Current assets |  | ", "Revenue | 1,200 | 1,100", "Costs | (300) | (250)",
             "Net | 900 | 850"]
-    text = "\n".join(rows)
-    units, start = [], 0
-    for i, row in enumerate(rows):
-        start = text.index(row, start)
-        units.append(Unit(i, start + (row[0] == " "), start + len(row), UnitKind.TABLE_ROW, i, 5))
-    doc = Document(text=text, units=units)
+    doc = _table_doc(rows)
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     lead = section_lead(doc, SelectionPolicy(table_lead_weight=1.0, table_lead_rows=2, **flat))
     assert lead == [1.0, 1.0, 2.0, 1.5, 1.0]  # the year header and the group row are not counted
@@ -272,12 +277,7 @@ def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
     rows = ["Revenue | 1,200 | 1,100", "Leigh R Fox | 47 | Chief Financial Officer", "Vested | 20 | April 30, 2019",
             "Costs | (300) | 12.5%"]
     assert [_word_row(r) for r in rows] == [False, True, True, False]
-    text = "\n".join(rows)
-    units, start = [], 0
-    for i, row in enumerate(rows):
-        start = text.index(row, start)
-        units.append(Unit(i, start, start + len(row), UnitKind.TABLE_ROW, i, 5))
-    doc = Document(text=text, units=units)
+    doc = _table_doc(rows)
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 4  # off by default
     assert section_lead(doc, SelectionPolicy(table_word_row_weight=0.5, **flat)) == [1.0, 0.5, 0.5, 1.0]
@@ -293,12 +293,7 @@ def test_a_data_row_with_a_blank_cell_weighs_table_blank_row_weight():
     rows = ["Revenue | 1,200 | 1,100", "Unremitted earnings | — | 2,127", "Percentage of revenue | 12.7% |  | ",
             "Warrants | n/a | $ 504", "Costs | (300) | -4"]
     assert [_blank_row(r) for r in rows] == [False, True, True, True, False]
-    text = "\n".join(rows)
-    units, start = [], 0
-    for i, row in enumerate(rows):
-        start = text.index(row, start)
-        units.append(Unit(i, start, start + len(row), UnitKind.TABLE_ROW, i, 5))
-    doc = Document(text=text, units=units)
+    doc = _table_doc(rows)
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 5  # off by default
     assert section_lead(doc, SelectionPolicy(table_blank_row_weight=0.5, **flat)) == [1.0, 0.5, 0.5, 0.5, 1.0]
