@@ -307,8 +307,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     for i, k in enumerate(kept):
         if k and terms:
             covered |= terms[i]
-    text = doc.text
-    texts = [" ".join(text[u.start : u.end].split()) for u in doc.units]  # _said(doc, i) for each unit
+    texts = _said_texts(doc)
     said = {texts[i] for i, k in enumerate(kept) if k}  # the texts kept: their facts count once
     density = _density(doc, policy, gap_tokens, covered, kept, texts, said)
     taker = _Taker(doc, budget, gap_tokens, selection)
@@ -420,9 +419,10 @@ class _Aside:
         return {u for u in back if not kept[u]}
 
 
-def _said(doc: Document, i: int) -> str:
-    """Unit i's text, whitespace-normalised: a page footer or a repeated line says the same each time."""
-    return " ".join(doc.text[doc.units[i].start : doc.units[i].end].split())
+def _said_texts(doc: Document) -> list[str]:
+    """Each unit's text, whitespace-normalised: a page footer or a repeated line says the same each time."""
+    text = doc.text
+    return [" ".join(text[u.start : u.end].split()) for u in doc.units]
 
 
 def _density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: set[str], kept: list[bool],

@@ -411,10 +411,10 @@ def test_distinct_facts_weigh_a_finding_by_its_occurrences():
 def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
     """Replays sel.added and returns what breaks the greedy's promise: each take (a unit with its group) is,
     when it is made, at least as dense as every unit that fits then, and once done no unit fits."""
-    from catp.select import DEFAULT_POLICY, Selection, _density, _said, _Taker
+    from catp.select import DEFAULT_POLICY, Selection, _density, _said_texts, _Taker
 
     n = len(doc.units)
-    texts = [_said(doc, i) for i in range(n)]
+    texts = _said_texts(doc)
     groups = doc.unit_group or [-1] * n
 
     def state(kept, spent):
