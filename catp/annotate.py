@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Mapping
 from operator import attrgetter
 
 from catp.document import Action, Document, Span, Unit
@@ -83,7 +84,7 @@ def fact_weight(priority: int) -> float:
     return 2.0 ** ((priority - 60) / 10)
 
 
-def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights: dict[str, float] | None = None) -> None:
+def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Mapping[str, float]) -> None:
     """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
     A protected span's fact weight (times its category's weight, 1 when not listed) is shared among
     its units by overlap; a span kept whole counts one fact per `whole_span_chars` characters when
@@ -100,7 +101,7 @@ def _unit_priorities(doc: Document, whole_span_chars: int = 0, category_weights:
     DELETE, PROTECT, DETACH = Action.DELETE, Action.PROTECT, Action.DETACH
     detached = _covered_units(doc, DETACH)
     weights: dict[tuple[int, str], float] = {}  # fact weight per priority and category, worked out once
-    category_weight = (category_weights or {}).get
+    category_weight = category_weights.get
     for span in doc.spans:
         s_start, s_end, action, rule_id, prio = span.start, span.end, span.action, span.rule_id, span.priority
         i = bisect_right(starts, s_start) - 1

@@ -62,9 +62,12 @@ class Guard:
     def left(self) -> float | None:
         """The timeout for the next search: None under the timer, else the CPU seconds left
         (TimeoutError when none are)."""
-        if self.timed:
-            return None
-        left = self.deadline - time.process_time()
-        if left <= 0:
-            raise TimeoutError("regex timed out")
-        return left
+        return None if self.timed else time_left(self.deadline)
+
+
+def time_left(deadline: float) -> float:
+    """The CPU seconds left before `deadline` (a time.process_time()); TimeoutError when none are."""
+    left = deadline - time.process_time()
+    if left <= 0:
+        raise TimeoutError("regex timed out")
+    return left

@@ -12,7 +12,7 @@ import regex
 from catp.document import Action, Span, make_span
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
-from catp.rules.guard import Guard
+from catp.rules.guard import Guard, time_left
 from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches, window_widths, windows
 from catp.rules.schema import CueWindowRule, HeadingRule, PhraseRule, PosRule, RegexRule
 
@@ -164,14 +164,6 @@ class RegexMatcher(Matcher):
         return found
 
 
-def _time_left(deadline: float) -> float:
-    """The CPU seconds left before `deadline`; TimeoutError when none are."""
-    left = deadline - time.process_time()
-    if left <= 0:
-        raise TimeoutError("regex timed out")
-    return left
-
-
 def _cost(regions: list[tuple[int, int]]) -> int:
     """What scanning these regions costs, in characters of one scan (a call costs ~ 50)."""
     return sum(b - a for a, b in regions) + 50 * len(regions)
@@ -191,7 +183,7 @@ class HeadingMatcher(Matcher):
         for start, end in ctx.heading_units():
             if search(text, start, end, timeout=left):
                 found.append(self.span(start, end))
-            left = _time_left(deadline)
+            left = time_left(deadline)
         return found
 
 
