@@ -251,9 +251,12 @@ def test_lexical_terms_from_the_lowered_text_equal_unit_by_unit(text):
     assert any(doc.unit_terms) and (len(text.lower()) == len(text)) == ("İ" not in text)
 
 
-def _plain_merge_short(text: str, pieces, minimum: int):
-    from catp.segment.splitter import _visible
+def _visible(text: str, start: int, end: int) -> int:
+    """Non-space characters in text[start:end], counted one by one."""
+    return sum(not ch.isspace() for ch in text[start:end])
 
+
+def _plain_merge_short(text: str, pieces, minimum: int):
     out = []
     for a, b, ends in pieces:
         if out and _visible(text, out[-1][0], out[-1][1]) < minimum:

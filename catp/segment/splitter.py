@@ -122,9 +122,9 @@ class Segmenter:
     def _merge_short(self, text: str, pieces: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
         out: list[tuple[int, int, bool]] = []
         minimum = self.config.min_clause_chars
-        last = 0  # _visible of out[-1]: pieces are contiguous, so a merged piece's count is the sum
+        last = 0  # visible characters of out[-1]: pieces are contiguous, so a merged piece's count is the sum
         for a, b, ends in pieces:
-            visible = len("".join(text[a:b].split()))  # _visible(text, a, b)
+            visible = len("".join(text[a:b].split()))  # non-space characters (split and isspace agree)
             if out and last < minimum:
                 out[-1] = (out[-1][0], b, ends)  # a short piece joins the next one
                 last += visible
@@ -157,11 +157,6 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and text[end - 1].isspace():
         end -= 1
     return start, end
-
-
-def _visible(text: str, start: int, end: int) -> int:
-    """Non-space characters in text[start:end] (str.split() and str.isspace() agree on what a space is)."""
-    return len("".join(text[start:end].split()))
 
 
 @lru_cache(maxsize=1)
