@@ -167,9 +167,17 @@ class SelectionPolicy(BaseModel):
     whole_span_tokens: int = Field(0, ge=0, le=1_000_000, description="a unit of a span kept whole of t tokens "
                                    "weighs N / t past N tokens, sqrt(N / t) below (the facts a sentence holds grow "
                                    "with the root of its length, then stop); 0: no such factor")
-    category_weights: dict[str, Annotated[float, Field(ge=0, le=100)]] = Field(
-        default_factory=dict, description="a protected span's fact weight times its category's weight here (1 for "
-        "a category not listed; 0: the category marks no fact in this language)")
+    category_weights: dict[str, float] = Field(default_factory=dict, description="a protected span's fact "
+                                               "weight times its category's weight here (1 for a category not "
+                                               "listed; 0: the category marks no fact in this language)")
+
+    @field_validator("category_weights")
+    @classmethod
+    def _weights_are_finite(cls, weights: dict[str, float]) -> dict[str, float]:
+        bad = {k: w for k, w in weights.items() if not 0 <= w <= 100}
+        if bad:
+            raise ValueError(f"category weights must lie in [0, 100], got {bad}")
+        return weights
 
 
 class RuleSet(BaseModel):
