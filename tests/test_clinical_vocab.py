@@ -1,4 +1,4 @@
-"""rules/build_clinical_vocab.py (the phrase list of medical.vocab_en) on small made-up sources,
+"""rules/tools/build_clinical_vocab.py (the phrase list of medical.vocab_en) on small made-up sources,
 and the list it wrote into rules/medical.yaml."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("build_clinical_vocab", ROOT / "rules" / "build_clinical_vocab.py")
+spec = importlib.util.spec_from_file_location("build_clinical_vocab", ROOT / "rules" / "tools" / "build_clinical_vocab.py")
 vocab = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(vocab)
 

