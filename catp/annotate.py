@@ -88,7 +88,8 @@ def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Map
     """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
     A protected span's fact weight (times its category's weight, 1 when not listed) is shared among
     its units by overlap; a span kept whole counts one fact per `whole_span_chars` characters when
-    that is set (long clauses are worth more), and leaves out the units a detach span covers."""
+    that is set (long clauses are worth more), and leaves out the units a detach span covers. A discount
+    span multiplies its units' facts by its category's weight (the smallest, where several cover one)."""
     n = len(doc.units)
     starts = [u.start for u in doc.units]
     ends = [u.end for u in doc.units]
@@ -98,7 +99,8 @@ def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Map
     boost = [0] * n
     value = [0.0] * n
     group = [-1] * n
-    DELETE, PROTECT, DETACH = Action.DELETE, Action.PROTECT, Action.DETACH
+    discount = [1.0] * n
+    DELETE, PROTECT, DETACH, DISCOUNT = Action.DELETE, Action.PROTECT, Action.DETACH, Action.DISCOUNT
     detached = _covered_units(doc, DETACH)
     weights: dict[tuple[int, str], float] = {}  # fact weight per priority and category, worked out once
     category_weight = category_weights.get
@@ -110,6 +112,12 @@ def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Map
         elif ends[i] <= s_start:  # the span starts after this unit (in the space before the next)
             i += 1
         if action is DETACH:
+            continue
+        if action is DISCOUNT:
+            factor = category_weight(span.category, 1.0)
+            while i < n and starts[i] < s_end:
+                discount[i] = min(discount[i], factor)
+                i += 1
             continue
         if action is DELETE:
             while i < n and starts[i] < s_end:
@@ -155,5 +163,6 @@ def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Map
     for i in range(n):
         if deleted[i]:
             priority[i] = 0
+        value[i] *= discount[i]
     doc.unit_priority, doc.unit_rules, doc.unit_deleted, doc.unit_boost = priority, rules, deleted, boost
     doc.unit_value, doc.unit_group = value, group

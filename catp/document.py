@@ -29,6 +29,7 @@ class Action(str, Enum):
     DELETE = "delete"  # boilerplate: never keep
     BOOST = "boost"  # raise the score, but not protected
     DETACH = "detach"  # units of its own, left out of any span kept whole; ranked like other text
+    DISCOUNT = "discount"  # the facts of the units it covers weigh less (times its category's weight)
 
 
 @dataclass(slots=True)

@@ -217,3 +217,34 @@ def test_a_detach_span_is_left_out_of_the_span_kept_whole():
     assert doc.unit_rules[digits] == ["t.digit"] and doc.unit_value[digits] == pytest.approx(fact_weight(60))
     without = run(text.replace("with offices", "with office"), rules=DETACH_RULES)  # no detach: one group
     assert len({without.unit_group[i] for i, u in enumerate(without.units) if u.start < text.index("Next")}) == 1
+
+
+DISCOUNT_RULES = RULES + textwrap.indent(textwrap.dedent("""\
+      - id: t.definition
+        kind: regex
+        category: definition
+        priority: 50
+        action: discount
+        expand: sentence
+        pattern: '"[A-Z][a-z]+" means'
+    """), "  ")
+
+
+def test_a_discount_span_scales_its_units_facts_by_its_category_weight():
+    text = '"Fee" means $500 in 3 parts. The Licensee pays $500 in 3 parts.'
+
+    def values(weights: dict) -> tuple[list[float], list[float]]:
+        doc = Document(text=text, lang="en")
+        segment(doc)
+        annotate(doc, RuleRegistry([load_text(DISCOUNT_RULES, "t.yaml")]),
+                 load_token_counter().token_starts(text), langs={"en"}, category_weights=weights)
+        cut = text.index(" The Licensee")
+        return ([v for u, v in zip(doc.units, doc.unit_value) if u.start < cut],
+                [v for u, v in zip(doc.units, doc.unit_value) if u.start > cut])
+
+    (defined, plain), (defined_q, plain_q) = values({}), values({"definition": 0.25})
+    assert sum(plain) > 0 and sum(defined) == pytest.approx(sum(plain))  # not listed: weight 1, no change
+    assert sum(defined_q) == pytest.approx(0.25 * sum(defined))  # the definition's facts weigh a quarter
+    assert plain_q == plain  # the sentence it does not cover is untouched
+    doc = run(text, rules=DISCOUNT_RULES)
+    assert not any(doc.unit_deleted) and all("t.definition" not in r for r in doc.unit_rules)

@@ -56,7 +56,7 @@ def lint(loaded: list[LoadedRuleSet]) -> list[str]:
             where = f"{item.path}:{item.lines.get(rule.id, 0)} (rule {rule.id!r})"
             if not rule.examples.match:
                 problems.append(f"{where}: no `examples.match`; add texts it must match")
-            if rule.action in ("delete", "detach") and rule.priority > 60:
+            if rule.action in ("delete", "detach", "discount") and rule.priority > 60:
                 problems.append(f"{where}: a {rule.action} rule with priority {rule.priority}; priority means "
                                 f"nothing for it")
             problems.extend(f"{where}: {p}" for p in anchor_problems(rule))

@@ -25,10 +25,11 @@ class RuleBase(BaseModel):
     id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
     category: str = Field(min_length=1, description="e.g. number, date, amount, entity, negation, cue, heading")
     priority: int = Field(ge=0, le=100, description="higher wins when the budget is short")
-    action: Literal["protect", "boost", "delete", "detach"] = Field(
+    action: Literal["protect", "boost", "delete", "detach", "discount"] = Field(
         "protect", description="protect: keep, and report it if the budget forces it out; boost: raise the "
         "score; delete: boilerplate, never kept; detach: units of its own, left out of any span a rule keeps "
-        "whole (an address inside a preamble), ranked like any other text")
+        "whole (an address inside a preamble), ranked like any other text; discount: the facts of the units "
+        "it covers weigh less, times its category's weight in category_weights (definitions, recitals)")
     lang: list[Lang] = Field(default_factory=lambda: ["en", "zh"])
     description: str = ""
     examples: Examples = Field(default_factory=Examples)
@@ -169,7 +170,8 @@ class SelectionPolicy(BaseModel):
                                    "with the root of its length, then stop); 0: no such factor")
     category_weights: dict[str, float] = Field(default_factory=dict, description="a protected span's fact "
                                                "weight times its category's weight here (1 for a category not "
-                                               "listed; 0: the category marks no fact in this language)")
+                                               "listed; 0: the category marks no fact in this language); a "
+                                               "discount span's units' facts times its category's weight")
 
     @field_validator("category_weights")
     @classmethod
