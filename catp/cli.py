@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         code = app(args=argv, standalone_mode=False)
         return code if isinstance(code, int) else 0
     except CatpError as exc:
-        typer.echo(f"catp: error: {exc}", err=True)
+        _error(str(exc))
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
@@ -64,14 +64,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as exc:  # the system refused a read or write (disk full, I/O error): one line too
         where = f"{exc.filename}: " if exc.filename else ""
-        typer.echo(f"catp: error: {where}{exc.strerror or exc}", err=True)
+        _error(f"{where}{exc.strerror or exc}")
         return 2
     except Exception as exc:
         if hasattr(exc, "format_message"):  # click usage errors (typer vendors click)
-            typer.echo(f"catp: error: {exc.format_message()}", err=True)
+            _error(exc.format_message())
             return 2
         raise
     return 0
+
+
+def _error(message: str) -> None:
+    """One line, always: messages from parsers (YAML, pydantic) may hold newlines and indentation."""
+    typer.echo(f"catp: error: {' '.join(message.split())}", err=True)
 
 
 def run() -> None:

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from catp.commands.output import write_output
 from catp.commands.scorer_options import (
     device_option,
     scorer_compile_option,
@@ -78,10 +79,7 @@ def prune_command(
     else:
         rendered = result.text
     if output:
-        try:
-            output.write_text(rendered + ("\n" if fmt is not Format.html else ""), encoding="utf-8")
-        except OSError as exc:
-            raise CatpError(f"{output}: cannot write the output ({exc.strerror or exc})") from exc
+        write_output(output, rendered + ("\n" if fmt is not Format.html else ""))
     else:
         typer.echo(rendered)
     if not quiet:

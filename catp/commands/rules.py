@@ -103,7 +103,9 @@ def schema_command(output: Optional[Path] = typer.Option(None, "-o", help="Write
 
     text = json.dumps(json_schema(), indent=2)
     if output:
-        output.write_text(text + "\n", encoding="utf-8")
+        from catp.commands.output import write_output
+
+        write_output(output, text + "\n")
     else:
         typer.echo(text)
 

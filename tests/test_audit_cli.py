@@ -1,0 +1,78 @@
+"""A user's audit of the CLI: error messages stay one line, and a failing run never loses or half-writes
+an existing `-o` file."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRACT = ROOT / "examples" / "contract_en.txt"
+
+
+def catp(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "catp", *args], capture_output=True, cwd=ROOT, timeout=300,
+                          **kwargs)
+
+
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
+    err = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("catp: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["prune", str(CONTRACT), "--ratio", "1/6", "--rules"], ["rules", "lint"]])
+def test_a_yaml_error_spanning_lines_is_one_line(command, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"\x00\x01name: x\n")  # PyYAML's message for it has a second, indented line
+    line = one_error_line(catp(*command, str(bad)))
+    assert "bad.yaml" in line and "invalid YAML" in line
+
+
+def _small_file_limit(limit: int):
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_write_that_fails_midway_keeps_the_existing_output(fmt, tmp_path):
+    out = tmp_path / "pruned.txt"
+    out.write_text("the previous result\n", encoding="utf-8")
+    proc = catp("prune", str(CONTRACT), "--ratio", "1/6", "--format", fmt, "-o", str(out),
+                preexec_fn=_small_file_limit(4096))
+    line = one_error_line(proc)
+    assert "pruned.txt: cannot write the output" in line
+    assert out.read_text(encoding="utf-8") == "the previous result\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pruned.txt"]  # no temporary file left behind
+
+
+def test_the_output_replaces_the_file_and_keeps_its_mode(tmp_path):
+    out = tmp_path / "pruned.txt"
+    out.write_text("old\n", encoding="utf-8")
+    os.chmod(out, 0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(out)
+    proc = catp("prune", str(CONTRACT), "--budget", "200", "-o", str(link))
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and "Agreement" in out.read_text(encoding="utf-8")
+    assert oct(out.stat().st_mode & 0o777) == oct(0o640)
+    new = tmp_path / "new.txt"
+    assert catp("prune", str(CONTRACT), "--budget", "50", "-o", str(new)).returncode == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert oct(new.stat().st_mode & 0o777) == oct(0o666 & ~umask)
+
+
+def test_rules_schema_to_an_unwritable_path_is_one_line(tmp_path):
+    line = one_error_line(catp("rules", "schema", "-o", str(tmp_path / "missing" / "schema.json")))
+    assert "schema.json: cannot write the output" in line
