@@ -76,3 +76,21 @@ def test_the_output_replaces_the_file_and_keeps_its_mode(tmp_path):
 def test_rules_schema_to_an_unwritable_path_is_one_line(tmp_path):
     line = one_error_line(catp("rules", "schema", "-o", str(tmp_path / "missing" / "schema.json")))
     assert "schema.json: cannot write the output" in line
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--scorer", "nope"], "unknown scorer 'nope'"),
+    (["--tokenizer", "/nonexistent/tokenizer.json"], "tokenizer"),
+    (["--cue-window", "0"], "cue window"),
+    (["--max-bytes", "-1"], "'--max-bytes'"),
+])
+def test_batch_checks_settings_shared_by_every_row_once(args, needle, tmp_path):
+    out = tmp_path / "rows.jsonl"
+    out.write_text('{"id": "kept"}\n', encoding="utf-8")
+    line = one_error_line(catp("batch", str(CONTRACT), "--ratio", "1/6", "-o", str(out), "--quiet", *args))
+    assert needle in line
+    assert out.read_text(encoding="utf-8") == '{"id": "kept"}\n'  # not replaced by an error row
+
+
+def test_prune_refuses_a_max_bytes_below_one():
+    assert "'--max-bytes'" in one_error_line(catp("prune", str(CONTRACT), "--ratio", "1/6", "--max-bytes", "0"))
