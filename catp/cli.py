@@ -26,6 +26,15 @@ def _root(version: bool = typer.Option(False, "--version", callback=_print_versi
     """catp: prune long documents to fit a model's token budget, keeping the facts."""
 
 
+# Optional dependencies, by the pyproject extra that installs them.
+EXTRAS = {
+    "eval": ("matplotlib", "dateparser", "datefinder", "jionlp", "emoji", "recognizers_text", "recognizers_number",
+             "recognizers_number_with_unit"),
+    "lm": ("torch", "transformers", "safetensors", "huggingface_hub"),
+    "ray": ("ray",),
+    "parquet": ("pyarrow",),
+}
+
 COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch")
 
 
@@ -62,6 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except ModuleNotFoundError as exc:  # an optional dependency (an extra) is not installed
+        package = (exc.name or "").split(".")[0]
+        if not package or package in ("catp", "evals"):
+            raise
+        extra = next((e for e, names in EXTRAS.items() if package in names), None)
+        _error(f"the {package!r} package is not installed" + (f": pip install 'catp[{extra}]'" if extra else ""))
+        return 2
     except OSError as exc:  # the system refused a read or write (disk full, I/O error): one line too
         where = f"{exc.filename}: " if exc.filename else ""
         _error(f"{where}{exc.strerror or exc}")

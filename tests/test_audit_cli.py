@@ -94,3 +94,31 @@ def test_batch_checks_settings_shared_by_every_row_once(args, needle, tmp_path):
 
 def test_prune_refuses_a_max_bytes_below_one():
     assert "'--max-bytes'" in one_error_line(catp("prune", str(CONTRACT), "--ratio", "1/6", "--max-bytes", "0"))
+
+
+def without(module: str, *args: str) -> subprocess.CompletedProcess:
+    """catp as installed without an optional dependency (`module` cannot be imported)."""
+    script = (f"import sys; sys.modules[{module!r}] = None; from catp.cli import main; "
+              f"sys.exit(main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", script, *args], capture_output=True, cwd=ROOT, timeout=300)
+
+
+def test_eval_without_the_eval_extra_says_what_to_install_before_it_runs(tmp_path):
+    data = tmp_path / "one.jsonl"
+    data.write_text('{"id": "a", "lang": "en", "domain": "legal", "text": "The fee is $5. It is due on 1 May.", '
+                    '"annotations": []}\n', encoding="utf-8")
+    proc = without("matplotlib", "eval", "--data", str(data), "--ratios", "1/2", "--out", str(tmp_path / "report"))
+    assert "pip install 'catp[eval]'" in one_error_line(proc)
+    assert not (tmp_path / "report").exists()
+
+
+def test_a_missing_optional_package_is_one_line_naming_the_extra(tmp_path):
+    data = tmp_path / "one.jsonl"
+    data.write_text('{"id": "a", "lang": "en", "domain": "legal", "text": "The fee of $5 is due on May 1, 2024.", '
+                    '"annotations": []}\n', encoding="utf-8")
+    proc = without("datefinder", "eval", "--data", str(data), "--ratios", "1/2", "--baselines", "", "--jobs", "1",
+                   "--out", str(tmp_path / "report"), "--cache", str(tmp_path / "cache"))
+    err = proc.stderr.decode()  # after eval's progress bar
+    assert proc.returncode == 2 and "Traceback" not in err, err
+    assert err.splitlines()[-1] == "catp: error: the 'datefinder' package is not installed: pip install 'catp[eval]'"
+    assert without("matplotlib", "rules", "lint").returncode == 0  # a command that does not need it runs
