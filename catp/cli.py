@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import typer
 
@@ -56,7 +57,9 @@ _register_commands()
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2 (3 for backends)."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = app(args=argv, standalone_mode=False)
         return code if isinstance(code, int) else 0
     except CatpError as exc:
         _error(str(exc))
@@ -93,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
 def _error(message: str) -> None:
     """One line, always: messages from parsers (YAML, pydantic) may hold newlines and indentation."""
     typer.echo(f"catp: error: {' '.join(message.split())}", err=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python warnings (e.g. --scorer auto falling back to lexical) as catp's own one-line warnings."""
+    typer.echo(f"catp: warning: {' '.join(str(message).split())}", err=True)
 
 
 def run() -> None:

@@ -122,3 +122,17 @@ def test_a_missing_optional_package_is_one_line_naming_the_extra(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in err, err
     assert err.splitlines()[-1] == "catp: error: the 'datefinder' package is not installed: pip install 'catp[eval]'"
     assert without("matplotlib", "rules", "lint").returncode == 0  # a command that does not need it runs
+
+
+def test_the_lm_scorer_fallback_is_a_catp_warning_and_quiet_hides_it():
+    script = ("import sys; sys.modules['torch'] = sys.modules['transformers'] = None; from catp.cli import main; "
+              "sys.exit(main(sys.argv[1:]))")
+    args = [sys.executable, "-c", script, "prune", str(CONTRACT), "--budget", "100", "--scorer", "auto"]
+    proc = subprocess.run(args, capture_output=True, cwd=ROOT, timeout=300)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    fallback = [line for line in err.splitlines() if "LM scorer unavailable" in line]
+    assert len(fallback) == 1 and fallback[0].startswith("catp: warning: "), err
+    assert "UserWarning" not in err and "build_scorer" not in err
+    quiet = subprocess.run([*args, "--quiet"], capture_output=True, cwd=ROOT, timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == b"", quiet.stderr

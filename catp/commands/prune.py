@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -66,6 +67,8 @@ def prune_command(
 
     if budget is None and ratio is None:
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
+    if quiet:
+        warnings.simplefilter("ignore")  # catp.cli.main restores the filters
     text, used_encoding = read_text(file, encoding=encoding, max_bytes=max_bytes)
     options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile)
     pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
