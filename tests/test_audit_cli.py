@@ -136,3 +136,12 @@ def test_the_lm_scorer_fallback_is_a_catp_warning_and_quiet_hides_it():
     assert "UserWarning" not in err and "build_scorer" not in err
     quiet = subprocess.run([*args, "--quiet"], capture_output=True, cwd=ROOT, timeout=300)
     assert quiet.returncode == 0 and quiet.stderr == b"", quiet.stderr
+
+
+@pytest.mark.parametrize("command", [["budget"], ["ask", str(CONTRACT), "Who are the parties?"]])
+@pytest.mark.parametrize("option, value", [("--connect-timeout", "-1"), ("--read-timeout", "0"), ("--retries", "-1"),
+                                           ("--max-tokens", "-5"), ("--concurrency", "0")])
+def test_server_commands_refuse_bad_values_before_connecting(command, option, value):
+    # port 9 (discard) has no server: a value that got through would end in a connection error, exit 3
+    line = one_error_line(catp(*command, "--server", "http://127.0.0.1:9/v1", option, value))
+    assert option in line
