@@ -145,3 +145,26 @@ def test_server_commands_refuse_bad_values_before_connecting(command, option, va
     # port 9 (discard) has no server: a value that got through would end in a connection error, exit 3
     line = one_error_line(catp(*command, "--server", "http://127.0.0.1:9/v1", option, value))
     assert option in line
+
+
+RULE = ("  - id: {id}\n    kind: phrases\n    category: fact\n    priority: 50\n    action: protect\n    lang: [en]\n"
+        "    phrases: [royalty]\n    examples: {{match: [a royalty]}}\n")
+
+
+@pytest.mark.parametrize("ids", [["date.en"], ["mine.a", "mine.a"]])
+def test_rules_lint_refuses_ids_that_prune_would_refuse(ids, tmp_path):
+    files = []
+    for n, rule_id in enumerate(ids):
+        path = tmp_path / f"mine{n}.yaml"
+        path.write_text(f"name: mine{n}\nversion: 1\nrules:\n" + RULE.format(id=rule_id), encoding="utf-8")
+        files.append(str(path))
+    prune = catp("prune", str(CONTRACT), "--ratio", "1/6", *[a for f in files for a in ("--rules", f)])
+    assert "duplicate rule id" in one_error_line(prune)
+    assert "duplicate rule id" in one_error_line(catp("rules", "lint", *files))
+
+
+def test_rules_lint_passes_a_good_rule_file(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\nversion: 1\nrules:\n" + RULE.format(id="mine.royalty"), encoding="utf-8")
+    proc = catp("rules", "lint", str(path))
+    assert proc.returncode == 0 and b"1 rules in 1 files: OK" in proc.stdout, proc.stderr
