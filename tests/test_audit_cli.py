@@ -168,3 +168,28 @@ def test_rules_lint_passes_a_good_rule_file(tmp_path):
     path.write_text("name: mine\nversion: 1\nrules:\n" + RULE.format(id="mine.royalty"), encoding="utf-8")
     proc = catp("rules", "lint", str(path))
     assert proc.returncode == 0 and b"1 rules in 1 files: OK" in proc.stdout, proc.stderr
+
+
+def test_batch_refuses_a_folder_with_nothing_to_read(tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "notes.md").write_text("The fee is $5.", encoding="utf-8")
+    out = tmp_path / "rows.jsonl"
+    out.write_text('{"id": "kept"}\n', encoding="utf-8")
+    line = one_error_line(catp("batch", str(folder), "--glob", "*.txt", "--ratio", "1/2", "-o", str(out), "--quiet"))
+    assert "corpus: no files to read" in line and "*.txt" in line
+    assert out.read_text(encoding="utf-8") == '{"id": "kept"}\n'
+    proc = catp("batch", str(folder), "--glob", "*.md", "--ratio", "1/2", "-o", str(out), "--quiet")
+    assert proc.returncode == 0 and out.read_text(encoding="utf-8").count("\n") == 1, proc.stderr
+
+
+def test_html_escapes_the_tokenizer_name(tmp_path):
+    from catp import Pruner
+    from catp.render import to_html
+
+    pruner = Pruner(domain="legal")
+    doc = pruner.analyse("The fee is $5. The weather was fine. " * 10, budget=20)
+    result = pruner.finish(doc)
+    result.stats.tokenizer = "/models/<script>alert(1)</script>/tokenizer.json"
+    page = to_html(doc, result)
+    assert "<script>" not in page and "&lt;script&gt;" in page

@@ -79,6 +79,7 @@ def batch_command(
 
         parse_ratio(ratio)  # a bad ratio is one error, not one per row
     _check_settings(domain, rules, tokenizer, scorer, cue_window, setup)
+    _check_folders(inputs, glob)
     options = BatchOptions(
         budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
         tokenizer=tokenizer, scorer=scorer,
@@ -109,6 +110,17 @@ def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], sc
         raise CatpError(f"unknown scorer {scorer!r}; choose one of {', '.join([*SCORERS, 'auto'])}")
     if tokenizer is not None:
         load_token_counter(tokenizer)
+
+
+def _check_folders(inputs: list[str], glob: str) -> None:
+    """A folder with no file to read is a mistake (a wrong path or --glob), not an empty result that
+    replaces --out. Stops at the first file found."""
+    for name in inputs:
+        folder = Path(name)
+        if name != "-" and folder.is_dir() and not any(
+                p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+                for p in folder.rglob(glob)):
+            raise CatpError(f"{name}: no files to read in this folder (--glob {glob!r})")
 
 
 def register(app: typer.Typer) -> None:
