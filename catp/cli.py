@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 import warnings
@@ -74,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit as exc:  # click turns a broken pipe into exit 1 (batch's "some rows failed"): 0 as above
+        if isinstance(exc.__context__, OSError) and exc.__context__.errno == errno.EPIPE:
+            return 0
+        raise
     except ModuleNotFoundError as exc:  # an optional dependency (an extra) is not installed
         package = (exc.name or "").split(".")[0]
         if not package or package in ("catp", "evals"):

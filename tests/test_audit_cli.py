@@ -193,3 +193,14 @@ def test_html_escapes_the_tokenizer_name(tmp_path):
     result.stats.tokenizer = "/models/<script>alert(1)</script>/tokenizer.json"
     page = to_html(doc, result)
     assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+@pytest.mark.parametrize("command", [["batch", str(ROOT / "examples"), "--glob", "*.txt"], ["prune", str(CONTRACT)]])
+def test_a_reader_that_stops_early_is_not_a_failure(command):
+    # `catp ... | head -c 10`: the pipe breaks; batch used to exit 1, its code for "some rows are errors"
+    proc = subprocess.Popen([sys.executable, "-m", "catp", *command, "--ratio", "1/2", "--quiet"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 0 and err == "", err
