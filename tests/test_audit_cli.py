@@ -204,3 +204,14 @@ def test_a_reader_that_stops_early_is_not_a_failure(command):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 0 and err == "", err
+
+
+def test_eval_refuses_a_report_folder_it_cannot_write_before_it_runs(tmp_path):
+    data = tmp_path / "one.jsonl"
+    data.write_text('{"id": "a", "lang": "en", "domain": "legal", "text": "The fee of $5 is due on May 1, 2024.", '
+                    '"annotations": []}\n', encoding="utf-8")
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    proc = catp("eval", "--data", str(data), "--ratios", "1/2", "--baselines", "", "--no-values",
+                "--out", str(blocker / "report"))
+    assert "cannot write the report there" in one_error_line(proc)  # no progress bar: nothing ran
