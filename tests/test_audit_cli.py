@@ -17,8 +17,8 @@ CONTRACT = ROOT / "examples" / "contract_en.txt"
 
 
 def catp(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "catp", *args], capture_output=True, cwd=ROOT, timeout=300,
-                          **kwargs)
+    kwargs.setdefault("cwd", ROOT)
+    return subprocess.run([sys.executable, "-m", "catp", *args], capture_output=True, timeout=300, **kwargs)
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -215,3 +215,10 @@ def test_eval_refuses_a_report_folder_it_cannot_write_before_it_runs(tmp_path):
     proc = catp("eval", "--data", str(data), "--ratios", "1/2", "--baselines", "", "--no-values",
                 "--out", str(blocker / "report"))
     assert "cannot write the report there" in one_error_line(proc)  # no progress bar: nothing ran
+
+
+def test_prune_output_dash_is_stdout_as_for_batch(tmp_path):
+    proc = catp("prune", str(CONTRACT), "--budget", "50", "-o", "-", "--quiet", cwd=tmp_path,
+                env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr
+    assert list(tmp_path.iterdir()) == []  # no file named '-'

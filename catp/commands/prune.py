@@ -46,7 +46,7 @@ def prune_command(
     rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text, json or html."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
     gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
     cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是… (default 50)."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
@@ -81,7 +81,7 @@ def prune_command(
         rendered = to_html(doc, result)
     else:
         rendered = result.text
-    if output:
+    if output and str(output) != "-":  # - is stdout, as for batch
         write_output(output, rendered + ("\n" if fmt is not Format.html else ""))
     else:
         typer.echo(rendered)
