@@ -222,3 +222,10 @@ def test_prune_output_dash_is_stdout_as_for_batch(tmp_path):
                 env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr
     assert list(tmp_path.iterdir()) == []  # no file named '-'
+
+
+@pytest.mark.parametrize("command", [["prune"], ["batch", "--quiet"]])
+def test_scorer_options_without_a_scorer_that_takes_them_are_refused(command):
+    # --device cuda with the default lexical scorer used to be ignored without a word
+    line = one_error_line(catp(*command, str(CONTRACT), "--ratio", "1/6", "--device", "cuda", "--scorer-max-tokens", "9"))
+    assert "--scorer-max-tokens, --device: for --scorer lm, vllm or auto" in line

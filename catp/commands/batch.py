@@ -84,7 +84,7 @@ def batch_command(
         budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
         tokenizer=tokenizer, scorer=scorer,
         scorer_options=scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device,
-                                      scorer_compile),
+                                      scorer_compile, scorer=scorer),
         gap_marker=gap_marker, cue_window_tokens=cue_window, encoding=encoding, max_bytes=max_bytes,
         text_field=text_field, id_field=id_field, glob=glob, setup=setup)
     summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet, engine=engine,

@@ -70,7 +70,8 @@ def prune_command(
     if quiet:
         warnings.simplefilter("ignore")  # catp.cli.main restores the filters
     text, used_encoding = read_text(file, encoding=encoding, max_bytes=max_bytes)
-    options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile)
+    options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile,
+                             scorer=scorer)
     pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
     doc = pruner.analyse(text, budget=budget, ratio=ratio, question=question, encoding=used_encoding)
