@@ -83,6 +83,7 @@ def test_rules_schema_to_an_unwritable_path_is_one_line(tmp_path):
     (["--tokenizer", "/nonexistent/tokenizer.json"], "tokenizer"),
     (["--cue-window", "0"], "cue window"),
     (["--max-bytes", "-1"], "'--max-bytes'"),
+    (["--setup", "no_such_module:setup"], "batch setup 'no_such_module:setup' cannot be loaded"),
 ])
 def test_batch_checks_settings_shared_by_every_row_once(args, needle, tmp_path):
     out = tmp_path / "rows.jsonl"
