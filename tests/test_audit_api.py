@@ -58,3 +58,9 @@ def test_the_public_api_is_documented():
     for model in [schema, *schema["$defs"].values()]:
         undocumented = [f for f, spec in model["properties"].items() if "description" not in spec and "$ref" not in spec]
         assert not undocumented, (model["title"], undocumented)
+
+
+def test_ask_takes_a_single_rule_path_too(tmp_path):
+    missing = str(tmp_path / "mine.yaml")
+    with pytest.raises(RuleError, match="mine.yaml: no such rule file"):  # before any request is made
+        catp.ask(TEXT, "What is due?", server="http://127.0.0.1:9/v1", rules=missing, retries=0)
