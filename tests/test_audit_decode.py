@@ -43,3 +43,19 @@ def test_a_stray_byte_leaves_the_rest_of_the_text_exact():
 def test_legacy_encodings_are_still_detected(data):
     text, used = decode_bytes(data)
     assert "\ufffd" not in text and used != "utf-8"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_batch_puts_the_replacement_warning_in_each_row(jobs, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"cut{n}.txt").write_bytes(ZH.encode("utf-8")[:-1])  # cut mid-character
+    proc = subprocess.run([sys.executable, "-m", "catp", "batch", str(folder), "--ratio", "1/2", "--jobs", jobs,
+                           "--quiet"], capture_output=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert len(rows) == 3
+    for row in rows:
+        assert row["warnings"][0].endswith("1 invalid UTF-8 sequence replaced with U+FFFD"), row["warnings"]
+    assert b"UserWarning" not in proc.stderr
