@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import re
 import time
+import warnings
 from bisect import bisect_left
 from contextlib import contextmanager
 from fractions import Fraction
@@ -108,8 +109,12 @@ class Pruner:
         Raises InputError for empty, binary or undecodable bytes."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise InputError(f"data must be bytes, got {type(data).__name__} (use Pruner.prune for text)")
-        text, used = decode_bytes(bytes(data), encoding=encoding)
-        return self.prune(text, encoding=used, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:  # bad UTF-8 replaced: said in result.warnings
+            warnings.simplefilter("always")
+            text, used = decode_bytes(bytes(data), encoding=encoding)
+        result = self.prune(text, encoding=used, **kwargs)
+        result.warnings[:0] = [str(w.message) for w in caught]
+        return result
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
               question: str | None = None, encoding: str | None = None) -> PruneResult:

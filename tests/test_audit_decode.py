@@ -59,3 +59,11 @@ def test_batch_puts_the_replacement_warning_in_each_row(jobs, tmp_path):
     for row in rows:
         assert row["warnings"][0].endswith("1 invalid UTF-8 sequence replaced with U+FFFD"), row["warnings"]
     assert b"UserWarning" not in proc.stderr
+
+
+def test_prune_bytes_reports_replaced_bytes_in_the_result(recwarn):
+    from catp import Pruner
+
+    result = Pruner().prune_bytes(ZH.encode("utf-8")[:-1], ratio="1/2")
+    assert result.warnings[0] == "input: 1 invalid UTF-8 sequence replaced with U+FFFD"
+    assert not [w for w in recwarn if "UTF-8" in str(w.message)]  # said once, in the result
