@@ -230,3 +230,21 @@ def test_scorer_options_without_a_scorer_that_takes_them_are_refused(command):
     # --device cuda with the default lexical scorer used to be ignored without a word
     line = one_error_line(catp(*command, str(CONTRACT), "--ratio", "1/6", "--device", "cuda", "--scorer-max-tokens", "9"))
     assert "--scorer-max-tokens, --device: for --scorer lm, vllm or auto" in line
+
+
+def test_a_writable_file_in_a_read_only_folder_is_written_in_place(tmp_path, monkeypatch):
+    import tempfile
+
+    from catp.commands import output
+
+    out = tmp_path / "pruned.txt"
+    out.write_text("old\n", encoding="utf-8")
+
+    def no_new_files(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    # the tests run as root, who may write anywhere: the folder's refusal is simulated
+    monkeypatch.setattr(output.os, "access", lambda p, mode: Path(p) != tmp_path)
+    monkeypatch.setattr(tempfile, "mkstemp", no_new_files)
+    output.write_output(out, "new\n")
+    assert out.read_text(encoding="utf-8") == "new\n"

@@ -13,10 +13,12 @@ from catp.errors import CatpError
 
 def write_output(path: Path, text: str) -> None:
     """Write `text` (UTF-8) to `path` through a temporary file in the same folder, renamed over it when
-    complete. A path that exists and is not a regular file (/dev/stdout, a FIFO) is written directly."""
+    complete. A path that exists and is not a regular file (/dev/stdout, a FIFO), or a file in a folder
+    this user cannot write to, is written directly."""
     target = Path(os.path.realpath(path))  # a symlink stays a symlink: its target is replaced
     try:
-        if target.exists() and not target.is_file():
+        in_place = target.exists() and (not target.is_file() or not os.access(target.parent, os.W_OK))
+        if in_place:  # a device or FIFO; or a writable file in a folder where no new file can be made
             with open(target, "w", encoding="utf-8") as fh:
                 fh.write(text)
             return
