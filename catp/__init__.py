@@ -3,6 +3,11 @@
     from catp import prune
     result = prune(text, domain="legal", ratio="1/6")
     print(result.text)
+
+- `prune(text, ...)`: one document; `Pruner(...)`: load rules, tokenizer and scorer once, prune many.
+- `PruneResult`: the extract, the kept spans with their reasons, protected spans dropped, stats.
+- `ask(document, question, server=...)`: prune to a vLLM server's budget and ask it (docs/backend.md).
+- Errors: every one is a `catp.errors.CatpError` (InputError, BudgetError, RuleError, ...).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -300,9 +301,21 @@ class Worker:
         """One row for one item; never raises for a bad document."""
         if item.error is not None:
             return error_row(item.id, item.error)
+        o = self.options
+        with warnings.catch_warnings(record=True) as caught:  # catp's own (bad UTF-8 replaced) go in the row
+            warnings.simplefilter("always")
+            row = self._prune(item, o)
+        ours = [w for w in caught if w.filename.startswith(_CATP_DIR)]
+        for w in caught:
+            if w not in ours:  # another library's: shown as usual
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if ours and row["error"] is None:
+            row["warnings"] = [str(w.message) for w in ours] + row["warnings"]
+        return row
+
+    def _prune(self, item: Item, o: BatchOptions) -> dict:
         from catp.errors import CatpError
 
-        o = self.options
         try:
             if item.text is not None:
                 text, encoding = item.text, None
@@ -326,6 +339,7 @@ class Worker:
                 "warnings": data["warnings"], "error": None}
 
 
+_CATP_DIR = os.path.dirname(os.path.abspath(__file__))
 _WORKER: list[Worker] = []  # this process's Worker, in a pool worker or with jobs=1
 
 

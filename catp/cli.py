@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
+import warnings
 
 import typer
 
@@ -26,6 +28,15 @@ def _root(version: bool = typer.Option(False, "--version", callback=_print_versi
     """catp: prune long documents to fit a model's token budget, keeping the facts."""
 
 
+# Optional dependencies, by the pyproject extra that installs them.
+EXTRAS = {
+    "eval": ("matplotlib", "dateparser", "datefinder", "jionlp", "emoji", "recognizers_text", "recognizers_number",
+             "recognizers_number_with_unit"),
+    "lm": ("torch", "transformers", "safetensors", "huggingface_hub"),
+    "ray": ("ray",),
+    "parquet": ("pyarrow",),
+}
+
 COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch")
 
 
@@ -47,10 +58,12 @@ _register_commands()
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one line on stderr and exit code 2 (3 for backends)."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = app(args=argv, standalone_mode=False)
         return code if isinstance(code, int) else 0
     except CatpError as exc:
-        typer.echo(f"catp: error: {exc}", err=True)
+        _error(str(exc))
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
@@ -62,16 +75,37 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except SystemExit as exc:  # click turns a broken pipe into exit 1 (batch's "some rows failed"): 0 as above
+        if isinstance(exc.__context__, OSError) and exc.__context__.errno == errno.EPIPE:
+            return 0
+        raise
+    except ModuleNotFoundError as exc:  # an optional dependency (an extra) is not installed
+        package = (exc.name or "").split(".")[0]
+        if not package or package in ("catp", "evals"):
+            raise
+        extra = next((e for e, names in EXTRAS.items() if package in names), None)
+        _error(f"the {package!r} package is not installed" + (f": pip install 'catp[{extra}]'" if extra else ""))
+        return 2
     except OSError as exc:  # the system refused a read or write (disk full, I/O error): one line too
         where = f"{exc.filename}: " if exc.filename else ""
-        typer.echo(f"catp: error: {where}{exc.strerror or exc}", err=True)
+        _error(f"{where}{exc.strerror or exc}")
         return 2
     except Exception as exc:
         if hasattr(exc, "format_message"):  # click usage errors (typer vendors click)
-            typer.echo(f"catp: error: {exc.format_message()}", err=True)
+            _error(exc.format_message())
             return 2
         raise
     return 0
+
+
+def _error(message: str) -> None:
+    """One line, always: messages from parsers (YAML, pydantic) may hold newlines and indentation."""
+    typer.echo(f"catp: error: {' '.join(message.split())}", err=True)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python warnings (e.g. --scorer auto falling back to lexical) as catp's own one-line warnings."""
+    typer.echo(f"catp: warning: {' '.join(str(message).split())}", err=True)
 
 
 def run() -> None:

@@ -37,6 +37,9 @@ def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = D
         pass
     if b"\x00" in data:
         raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); give --encoding if it is text")
+    mostly = _mostly_utf8(data, source)
+    if mostly is not None:
+        return _clean(mostly, source), "utf-8"
     best = _detect(data)
     if best is None:
         raise InputError(f"{source}: looks binary or uses an unknown encoding; give --encoding")
@@ -45,6 +48,22 @@ def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = D
         return _clean(data.decode(name), source), name
     except (LookupError, UnicodeDecodeError):
         return _clean(str(best), source), best.encoding
+
+
+def _mostly_utf8(data: bytes, source: str) -> str | None:
+    """UTF-8 with a few bad bytes (a file cut mid-character by `head -c`, a stray byte) is UTF-8: its
+    many valid multi-byte characters say so. Detection used to refuse such Chinese text as binary, or
+    read the whole file in a wrong code page. The bad bytes become U+FFFD, with a warning."""
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    wide = sum(1 for ch in text if ch > "\x7f") - bad
+    if bad == 0 or wide < 10 * bad:  # a legacy encoding's text has few or no valid UTF-8 sequences
+        return None
+    import warnings
+
+    warnings.warn(f"{source}: {bad} invalid UTF-8 sequence{'s' if bad > 1 else ''} replaced with U+FFFD",
+                  stacklevel=3)
+    return text
 
 
 def _detect(data: bytes):

@@ -1,4 +1,15 @@
-"""Errors a user can act on. The CLI prints them as one line, never a traceback."""
+"""Errors a user can act on. The CLI prints them as one line, never a traceback.
+
+Every error catp raises for bad input, rules, settings or servers is a `CatpError`:
+
+- `InputError`: the document (empty, binary, undecodable, too large, not a str).
+- `BudgetError`: no budget, both a budget and a ratio, or a bad value.
+- `RuleError`: a rule file or an unknown domain; names the file, line and rule id.
+- `TokenizerError`: a tokenizer that cannot be loaded or fails its hash check (defined in catp.tokens).
+- `ModelError`: a scorer model that is missing, unsafe or fails its integrity check.
+- `BackendError` (exit code 3): a vLLM server or engine failed.
+- `CatpError` itself: other bad settings (an unknown scorer, a cue window out of range).
+"""
 
 from __future__ import annotations
 
@@ -39,3 +50,11 @@ class BackendError(CatpError):
 
 class ModelError(CatpError):
     """A scorer model is missing, unsafe or fails its integrity check."""
+
+
+def __getattr__(name: str):
+    if name == "TokenizerError":  # lives with the tokenizer (catp.tokens imports this module)
+        from catp.tokens import TokenizerError
+
+        return TokenizerError
+    raise AttributeError(f"module 'catp.errors' has no attribute {name!r}")

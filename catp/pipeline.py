@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import re
 import time
+import warnings
 from bisect import bisect_left
 from contextlib import contextmanager
 from fractions import Fraction
@@ -14,7 +15,7 @@ from catp.annotate import annotate
 from catp.decode import decode_bytes
 from catp.detect import detect_domain, detect_langs
 from catp.document import Decision, Document
-from catp.errors import BudgetError, InputError
+from catp.errors import BudgetError, CatpError, InputError
 from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.loader import resolve
@@ -44,14 +45,29 @@ def parse_ratio(value: str | float) -> float:
 
 
 class Pruner:
-    """Loads rules, tokenizer and scorer once; `prune()` many documents."""
+    """Loads rules, tokenizer and scorer once; `prune()` many documents.
 
-    def __init__(self, domain: str | None = None, rules: list[str | Path] | tuple = (),
+    domain: "legal", "finance", "medical", "general", or None / "auto" (detected per document).
+    rules: extra rule files (YAML), applied after the built-in ones; a single path is accepted too.
+    tokenizer: the budget's tokenizer: a tokenizer.json, a folder holding one, a Hugging Face id, or a
+    TokenCounter; None is Qwen's BPE. scorer: "lexical" (default), "lm", "vllm", "auto" or a Scorer,
+    with `scorer_options` for it (model, url, device, ...). gap_marker: put between non-adjacent kept
+    pieces (counted in the budget). cue_window_tokens: tokens kept after but/however/但是 (1-4096).
+    regex_timeout: CPU seconds per rule and document. question_share: with a question, the share of
+    the budget the most relevant units take first.
+
+    Raises RuleError (bad rule file or domain), TokenizerError, ModelError or CatpError (bad scorer,
+    gap marker or cue window); every error is a `catp.errors.CatpError`.
+    """
+
+    def __init__(self, domain: str | None = None, rules: str | Path | list[str | Path] | tuple = (),
                  tokenizer: str | TokenCounter | None = None, scorer: str | Scorer | None = "lexical",
                  gap_marker: str = DEFAULT_GAP_MARKER, *, cue_window_tokens: int | None = None,
                  regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
+        if not isinstance(gap_marker, str):
+            raise CatpError(f"the gap marker must be a str, got {gap_marker!r}")
         self.domain = None if domain in (None, "auto") else domain
-        self.extra_rules = [str(r) for r in rules]
+        self.extra_rules = [str(r) for r in _paths(rules)]
         self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
         self.scorer = build_scorer(scorer, **(scorer_options or {}))
         self.gap_marker = gap_marker
@@ -89,11 +105,26 @@ class Pruner:
         return self._policies[key]
 
     def prune_bytes(self, data: bytes, *, encoding: str | None = None, **kwargs) -> PruneResult:
-        text, used = decode_bytes(data, encoding=encoding)
-        return self.prune(text, encoding=used, **kwargs)
+        """Decode `data` (BOM, UTF-8, else detected; `encoding` overrides) and prune it: `prune`'s keywords.
+        Raises InputError for empty, binary or undecodable bytes."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InputError(f"data must be bytes, got {type(data).__name__} (use Pruner.prune for text)")
+        with warnings.catch_warnings(record=True) as caught:  # bad UTF-8 replaced: said in result.warnings
+            warnings.simplefilter("always")
+            text, used = decode_bytes(bytes(data), encoding=encoding)
+        result = self.prune(text, encoding=used, **kwargs)
+        result.warnings[:0] = [str(w.message) for w in caught]
+        return result
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
               question: str | None = None, encoding: str | None = None) -> PruneResult:
+        """Prune `text` to `budget` tokens, or to `ratio` of its tokens ("1/6", 0.25): give one of them.
+
+        With a `question`, the text most relevant to it is kept first. `encoding` is only reported in
+        the stats. Returns a PruneResult: the extract (`text`), the kept spans with the rules that kept
+        them, the protected spans the budget forced out, and stats. The output never exceeds the budget.
+        Raises InputError (text not a non-empty str) or BudgetError (no budget, both, or a bad value).
+        """
         with _gc_paused():
             doc = self.analyse(text, question=question, encoding=encoding, budget=budget, ratio=ratio)
             return self.finish(doc)
@@ -111,6 +142,8 @@ class Pruner:
             raise InputError("the input is empty")
         if _SURROGATE.search(text):
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
+        if question is not None and not isinstance(question, str):
+            raise InputError(f"the question must be a str, got {type(question).__name__}")
         with _gc_paused():
             return self._analyse(text, budget=budget, ratio=ratio, question=question, encoding=encoding)
 
@@ -311,14 +344,23 @@ def _question_first(doc: Document, budget: int, gap_tokens: int, share: float,
 
 
 def prune(text: str, *, domain: str | None = None, budget: int | None = None, ratio: float | str | None = None,
-          rules: list[str | Path] | tuple | None = None, tokenizer: str | None = None, question: str | None = None,
-          scorer: str | Scorer | None = None) -> PruneResult:
-    """One-shot pruning. For many documents, build a `Pruner` once and reuse it."""
-    pruner = _cached_pruner(domain, tuple(rules or ()), tokenizer, scorer)
+          rules: str | Path | list[str | Path] | tuple | None = None, tokenizer: str | None = None,
+          question: str | None = None, scorer: str | Scorer | None = None) -> PruneResult:
+    """One-shot pruning: `Pruner(domain, rules, tokenizer, scorer).prune(text, budget=, ratio=, question=)`,
+    with the Pruner cached for these arguments. For many documents, build a `Pruner` once and reuse it.
+    Raises a `catp.errors.CatpError` subclass (InputError, BudgetError, RuleError, ...) for bad input."""
+    pruner = _cached_pruner(domain, tuple(str(r) for r in _paths(rules)), tokenizer, scorer)
     return pruner.prune(text, budget=budget, ratio=ratio, question=question)
 
 
 _PRUNERS: dict[tuple, Pruner] = {}
+
+
+def _paths(rules) -> list:
+    """Rule files as a list: a single path is one file, not a sequence of characters."""
+    if rules is None:
+        return []
+    return [rules] if isinstance(rules, (str, Path)) else list(rules)
 
 
 def _cached_pruner(domain, rules, tokenizer, scorer) -> Pruner:

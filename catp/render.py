@@ -60,7 +60,7 @@ def to_html(doc: Document, result: PruneResult) -> str:
         ".kept{background:#d4f7d4}.drop{color:#999;text-decoration:line-through}"
         ".del{color:#c66;text-decoration:line-through}header{white-space:normal;margin-bottom:1em}</style>",
         f"<header><b>catp</b>: {result.stats.input_tokens} → {result.stats.output_tokens} tokens "
-        f"(budget {result.stats.budget}, {result.stats.tokenizer}); "
+        f"(budget {result.stats.budget}, {html.escape(result.stats.tokenizer)}); "
         f"{len(result.dropped_protected)} protected spans dropped.</header><div>",
     ]
     cursor = 0

@@ -69,7 +69,7 @@ def ask(
     model: str | None = None,
     api_key: str | None = None,
     domain: str | None = None,
-    rules: Sequence[str | Path] = (),
+    rules: str | Path | Sequence[str | Path] = (),
     scorer: str = "lexical",
     tokenizer: str | None = None,
     pruner: Any = None,
@@ -134,9 +134,10 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
     if pruner is None:
         from catp.rules.loader import resolve
 
-        resolve(domain, list(rules))  # a bad domain or rule file fails here, before any request
+        rules = [rules] if isinstance(rules, (str, Path)) else list(rules)  # one path is one file
+        resolve(domain, rules)  # a bad domain or rule file fails here, before any request
         tokenizer = tokenizer or backend.tokenizer_path()  # the served model's own, when it is here
-        pruner = Pruner(domain=domain, rules=list(rules), tokenizer=tokenizer, scorer=scorer)
+        pruner = Pruner(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer)
     gap = pruner.gap_marker.strip() or pruner.gap_marker
 
     def build(document: str) -> tuple[list[dict[str, str]], list[str]]:

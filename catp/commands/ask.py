@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from catp.commands.budget import Lang, log_to_stderr, server_option
+from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
 from catp.commands.prune import Domain
 
 
@@ -25,10 +25,10 @@ def ask_command(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Served model name; default: the first one."),
     domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
     stream: bool = typer.Option(False, "--stream/--no-stream", help="Print the answer as it arrives."),
-    max_tokens: int = typer.Option(512, "--max-tokens", help="Tokens reserved for the answer."),
+    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens reserved for the answer."),
     show_pruned: bool = typer.Option(False, "--show-pruned", help="Print the pruned document (stderr) first."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", help="Keep the prompt within this many requests' KV share."),
-    budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Document budget in tokens (default: the engine's)."),
+    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Keep the prompt within this many requests' KV share."),
+    budget: Optional[int] = typer.Option(None, "--budget", "-b", min=1, help="Document budget in tokens (default: the engine's)."),
     rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Pruning tokenizer (default: the served model's if local, else Qwen BPE)."),
     lang: Optional[Lang] = typer.Option(None, "--lang", help="Prompt template language (default: detected)."),
@@ -37,7 +37,7 @@ def ask_command(
     api_key: Optional[str] = typer.Option(None, "--api-key", help="Bearer key; default env CATP_API_KEY or OPENAI_API_KEY."),
     connect_timeout: float = typer.Option(5.0, "--connect-timeout", help="Seconds to wait for a connection."),
     read_timeout: float = typer.Option(120.0, "--read-timeout", help="Seconds to wait for each read."),
-    retries: int = typer.Option(2, "--retries", help="Retries on connection errors, 429 and 5xx."),
+    retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text (the answer) or json (the whole result)."),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings or summary on stderr."),
@@ -46,6 +46,7 @@ def ask_command(
     from catp.backends.ask import ask
     from catp.decode import read_text
 
+    check_timeouts(connect_timeout, read_timeout)
     text, _ = read_text(file, encoding=encoding)
     if not quiet:
         log_to_stderr()

@@ -54,7 +54,7 @@ def batch_command(
                                                           "(else FILE:LINE, FILE:ROW for Parquet)."),
     glob: str = typer.Option("*", "--glob", help="Which files of a folder to read, e.g. '*.txt'."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection for text files."),
-    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", help="Refuse text files larger than this."),
+    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse text files larger than this."),
     setup: Optional[str] = typer.Option(None, "--setup", help="MODULE:FUNCTION run first in each worker (register custom scorers or matchers)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary line."),
@@ -78,14 +78,13 @@ def batch_command(
         from catp.pipeline import parse_ratio
 
         parse_ratio(ratio)  # a bad ratio is one error, not one per row
-    from catp.rules.loader import resolve
-
-    resolve(None if domain == "auto" else domain, [str(r) for r in rules])  # a bad domain or rule file: one error
+    _check_settings(domain, rules, tokenizer, scorer, cue_window, setup)
+    _check_folders(inputs, glob)
     options = BatchOptions(
         budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
         tokenizer=tokenizer, scorer=scorer,
         scorer_options=scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device,
-                                      scorer_compile),
+                                      scorer_compile, scorer=scorer),
         gap_marker=gap_marker, cue_window_tokens=cue_window, encoding=encoding, max_bytes=max_bytes,
         text_field=text_field, id_field=id_field, glob=glob, setup=setup)
     summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet, engine=engine,
@@ -94,6 +93,38 @@ def batch_command(
         typer.echo(summary.line("stdout" if output == "-" else output), err=True)
     if summary.errors:
         raise typer.Exit(1)
+
+
+def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], scorer: str,
+                    cue_window: Optional[int], setup: Optional[str]) -> None:
+    """Settings shared by every row are checked once here: a mistake is one usage error (exit 2), not an
+    error row per document that replaces the output file."""
+    from catp.rules.loader import resolve
+    from catp.rules.registry import RuleRegistry
+    from catp.scoring.registry import SCORERS
+    from catp.tokens import load_token_counter
+
+    resolve(None if domain == "auto" else domain, [str(r) for r in rules])
+    RuleRegistry([], cue_window_tokens=cue_window)  # checks the window's bounds
+    if setup is not None:
+        from catp.batch import _resolve_setup
+
+        _resolve_setup(setup)  # importable, and names a function (each worker calls it)
+    elif scorer not in (*SCORERS, "auto"):  # --setup may register more scorers
+        raise CatpError(f"unknown scorer {scorer!r}; choose one of {', '.join([*SCORERS, 'auto'])}")
+    if tokenizer is not None:
+        load_token_counter(tokenizer)
+
+
+def _check_folders(inputs: list[str], glob: str) -> None:
+    """A folder with no file to read is a mistake (a wrong path or --glob), not an empty result that
+    replaces --out. Stops at the first file found."""
+    for name in inputs:
+        folder = Path(name)
+        if name != "-" and folder.is_dir() and not any(
+                p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+                for p in folder.rglob(glob)):
+            raise CatpError(f"{name}: no files to read in this folder (--glob {glob!r})")
 
 
 def register(app: typer.Typer) -> None:

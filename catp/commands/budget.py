@@ -30,17 +30,17 @@ def server_option() -> str:
 def budget_command(
     server: str = server_option(),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Served model name; default: the first one."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", help="Requests expected to run at once."),
-    max_tokens: int = typer.Option(512, "--max-tokens", help="Tokens reserved for the answer."),
+    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Requests expected to run at once."),
+    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens reserved for the answer."),
     question: str = typer.Option("", "--question", "-q", help="Count this question in the prompt overhead."),
     lang: Lang = typer.Option(Lang.en, "--lang", help="Which prompt template: en or zh."),
     template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file (YAML/JSON)."),
-    max_model_len: Optional[int] = typer.Option(None, "--max-model-len", help="Override the server's max_model_len."),
+    max_model_len: Optional[int] = typer.Option(None, "--max-model-len", min=1, help="Override the server's max_model_len."),
     metrics: bool = typer.Option(True, "--metrics/--no-metrics", help="Read KV-cache size from /metrics."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="Bearer key; default env CATP_API_KEY or OPENAI_API_KEY."),
     connect_timeout: float = typer.Option(5.0, "--connect-timeout", help="Seconds to wait for a connection."),
     read_timeout: float = typer.Option(60.0, "--read-timeout", help="Seconds to wait for each read."),
-    retries: int = typer.Option(2, "--retries", help="Retries on connection errors, 429 and 5xx."),
+    retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text or json."),
 ) -> None:
     """Print the engine's budget: max_model_len, KV-cache share per request, prompt overhead, document budget."""
@@ -48,6 +48,7 @@ def budget_command(
     from catp.backends.client import VLLMClient
     from catp.backends.templates import load_templates
 
+    check_timeouts(connect_timeout, read_timeout)
     log_to_stderr()
     tmpl = load_templates(template)[lang.value]
     *head, user = tmpl.render("", question, gap="…")
@@ -75,6 +76,15 @@ def print_budget(figures) -> None:
         typer.echo(f"{name:<{width}}  {fig.value:>11,}  {fig.source}")
     for warning in figures.warnings:
         typer.echo(f"catp: warning: {warning}", err=True)
+
+
+def check_timeouts(connect_timeout: float, read_timeout: float) -> None:
+    """Timeouts must be positive: httpx takes 0 as 'do not wait' and a negative one crashes the socket."""
+    from catp.errors import CatpError
+
+    for name, value in (("--connect-timeout", connect_timeout), ("--read-timeout", read_timeout)):
+        if not value > 0:
+            raise CatpError(f"{name} must be more than 0 seconds, got {value}")
 
 
 def log_to_stderr() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from catp.commands.output import write_output
 from catp.commands.scorer_options import (
     device_option,
     scorer_compile_option,
@@ -44,11 +46,11 @@ def prune_command(
     rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text, json or html."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
     gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
     cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是… (default 50)."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
-    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", help="Refuse inputs larger than this."),
+    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse inputs larger than this."),
     scorer: str = scorer_option(),
     scorer_model: Optional[str] = scorer_model_option(),
     scorer_url: Optional[str] = scorer_url_option(),
@@ -65,8 +67,11 @@ def prune_command(
 
     if budget is None and ratio is None:
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
+    if quiet:
+        warnings.simplefilter("ignore")  # catp.cli.main restores the filters
     text, used_encoding = read_text(file, encoding=encoding, max_bytes=max_bytes)
-    options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile)
+    options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile,
+                             scorer=scorer)
     pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
     doc = pruner.analyse(text, budget=budget, ratio=ratio, question=question, encoding=used_encoding)
@@ -77,11 +82,8 @@ def prune_command(
         rendered = to_html(doc, result)
     else:
         rendered = result.text
-    if output:
-        try:
-            output.write_text(rendered + ("\n" if fmt is not Format.html else ""), encoding="utf-8")
-        except OSError as exc:
-            raise CatpError(f"{output}: cannot write the output ({exc.strerror or exc})") from exc
+    if output and str(output) != "-":  # - is stdout, as for batch
+        write_output(output, rendered + ("\n" if fmt is not Format.html else ""))
     else:
         typer.echo(rendered)
     if not quiet:

@@ -16,10 +16,12 @@ def _load(paths: list[Path], domain: Optional[str]):
 
     if paths:
         loaded = [load_file(p) for p in paths]
+        common = load_file(builtin_path("common"))
+        for name in BUILTIN_DOMAINS:  # as `--rules` loads them with each domain: ids must not clash
+            check_unique_ids([common, load_file(builtin_path(name)), *loaded])
     else:
         names = ["common", domain] if domain else ["common", *BUILTIN_DOMAINS]
         loaded = [load_file(builtin_path(n)) for n in names]
-    if not paths:
         check_unique_ids(loaded)
     return loaded
 
@@ -103,7 +105,9 @@ def schema_command(output: Optional[Path] = typer.Option(None, "-o", help="Write
 
     text = json.dumps(json_schema(), indent=2)
     if output:
-        output.write_text(text + "\n", encoding="utf-8")
+        from catp.commands.output import write_output
+
+        write_output(output, text + "\n")
     else:
         typer.echo(text)
 

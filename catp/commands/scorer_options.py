@@ -38,8 +38,19 @@ def scorer_compile_option():
 
 
 def scorer_options(model: Optional[str], url: Optional[str], sha256: Optional[Path], max_tokens: Optional[int],
-                   device: Optional[str], compile: Optional[str]) -> dict[str, Any]:
-    """The options given, as `Pruner(scorer_options=...)` takes them (unset ones left out)."""
+                   device: Optional[str], compile: Optional[str], *, scorer: str = "lm") -> dict[str, Any]:
+    """The options given, as `Pruner(scorer_options=...)` takes them (unset ones left out). The lexical
+    scorer takes none: giving one with it is a mistake, not something to ignore silently."""
     given = {"model": model, "url": url, "sha256": str(sha256) if sha256 else None, "max_tokens": max_tokens,
              "device": device, "compile": compile}
-    return {k: v for k, v in given.items() if v is not None}
+    options = {k: v for k, v in given.items() if v is not None}
+    if scorer == "lexical" and options:
+        from catp.errors import CatpError
+
+        names = ", ".join(OPTION_NAMES[k] for k in options)
+        raise CatpError(f"{names}: for --scorer lm, vllm or auto; the lexical scorer (the default) takes no options")
+    return options
+
+
+OPTION_NAMES = {"model": "--scorer-model", "url": "--scorer-url", "sha256": "--scorer-sha256",
+                "max_tokens": "--scorer-max-tokens", "device": "--device", "compile": "--scorer-compile"}
