@@ -316,7 +316,8 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     # The queue, (-density, unit) entries popped least first, is two lists: the first entries sorted once
     # (popped from the end) and a heap of the entries queued again. Popping the lesser of their two heads
     # gives the order of one heap; at 1M tokens a heap of all units missed the caches at every level.
-    ranked = sorted(density.keys(units) or [(-density(i), i) for i in units], reverse=True)
+    ranked = density.keys(units) or [(-density(i), i) for i in units]
+    ranked.sort(reverse=True)
     heap: list[tuple[float, int]] = []
     heappop, heappush = heapq.heappop, heapq.heappush
     aside = _Aside(taker)
