@@ -145,10 +145,11 @@ class TokenCounter:
         if encode_fast is None or not all(unicodedata.is_normalized("NFC", c) for c in chunks):
             return None
         starts = []
-        # A few chunks at a time, two per core: each encoding holds some 80 bytes per token (its tokens'
-        # strings, offsets, masks) until it is dropped, and the next batch reuses that memory. All 28
-        # chunks of a 1M-token zh text at once took 22K fresh pages (7-9K in batches).
-        batch = 2 * (os.cpu_count() or 2)
+        # At most 16 chunks at a time (two per core on more than 8): each encoding holds some 80 bytes per
+        # token (its tokens' strings, offsets, masks) until it is dropped, and the next batch reuses that
+        # memory. All 28 chunks of a 1M-token zh text at once took 22K fresh pages, two batches 8-9K.
+        # (Batches of 4 took as few, but each batch's end costs CPU: cuad 128K, 13 chunks, 3-4 % more.)
+        batch = max(16, 2 * (os.cpu_count() or 1))
         for k in range(0, len(chunks), batch):
             encodings = encode_fast(chunks[k : k + batch], add_special_tokens=False)
             for chunk, (base, _), enc in zip(chunks[k : k + batch], pieces[k : k + batch], encodings):

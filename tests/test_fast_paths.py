@@ -97,15 +97,16 @@ def test_default_chunks_of_a_long_text_equal_one_encode(qwen, monkeypatch):
 
 
 def test_chunks_are_encoded_a_few_at_a_time(qwen, monkeypatch):
-    """Each encoding's memory is dropped before the next batch (two chunks per core) is encoded."""
+    """Each encoding's memory is dropped before the next batch (16 chunks, or two per core) is encoded."""
     import os
 
     text = "\n".join(real_texts("cail2019_cjrc", 4, 60_000))
     spy = _BatchSpy(qwen._tok)
     monkeypatch.setattr(qwen, "_tok", spy)
-    assert qwen.token_starts(text, chunk_chars=3_000) == one_encode(qwen, text)
-    assert sum(spy.batches) == len(_safe_chunks(text, 3_000)) > 2 * (os.cpu_count() or 2)
-    assert max(spy.batches) == 2 * (os.cpu_count() or 2)
+    assert qwen.token_starts(text, chunk_chars=500) == one_encode(qwen, text)
+    batch = max(16, 2 * (os.cpu_count() or 1))
+    assert sum(spy.batches) == len(_safe_chunks(text, 500)) > batch
+    assert max(spy.batches) == batch
 
 
 def test_safe_chunks_tile_the_text():
