@@ -338,6 +338,8 @@ def test_cost_units_search_short_stretches_like_whole_list(lengths, starts_per_c
         start = end
     token_starts = [c for c, n in enumerate(starts_per_char[: len(text)]) for _ in range(n)]
     doc = Document(text=text, units=units)
-    merge = lambda ch: int(ch.isalpha())  # noqa: E731
+    def merge(ch: str) -> int:
+        return int(ch.isalpha())
+
     _cost_units(doc, token_starts, merge)
     assert [(u.tokens, u.edge, u.marker_merge) for u in doc.units] == _plain_cost_units(doc, token_starts, merge)
