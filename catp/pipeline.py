@@ -292,15 +292,26 @@ def _cost_units(doc: Document, token_starts: list[int], marker_merge) -> None:
     first unit then saves, the tokens starting in the whitespace less one when the last of them runs into
     the unit (" Bar": the unit still needs a token for "Bar"), or -1 when a token of the unit before runs
     into it. `marker_merge(c)` says whether the gap marker's last token joins a first character c."""
-    before = 0  # tokens starting before the previous unit's end
+    before, end = 0, 0  # tokens starting before the previous unit's end; that end
     n = len(token_starts)
     text = doc.text
     for unit in doc.units:
-        first = bisect_left(token_starts, unit.start, before)  # its first token starting in the unit
-        upto = bisect_left(token_starts, unit.end, first)
+        # Each search looks at the next few starts only (a token holds at least one of the text's UTF-8
+        # bytes, at most 4 per character), and at the rest if its answer is the stretch's end: at 1M
+        # tokens, searches over the whole list miss the caches at every step.
+        start = unit.start
+        hi = min(before + 4 * (start - end) + 1, n)
+        first = bisect_left(token_starts, start, before, hi)  # its first token starting in the unit
+        if first == hi < n:
+            first = bisect_left(token_starts, start, hi)
+        end = unit.end
+        hi = min(first + 4 * (end - start) + 1, n)
+        upto = bisect_left(token_starts, end, first, hi)
+        if upto == hi < n:
+            upto = bisect_left(token_starts, end, hi)
         unit.tokens = upto - before
-        unit.edge = first - before - (first == n or token_starts[first] != unit.start)
-        unit.marker_merge = marker_merge(text[unit.start])
+        unit.edge = first - before - (first == n or token_starts[first] != start)
+        unit.marker_merge = marker_merge(text[start])
         before = upto
 
 

@@ -313,22 +313,33 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     taker = _Taker(doc, budget, gap_tokens, selection)
     deleted = doc.unit_deleted
     units = [i for i in range(n) if not deleted[i] and not kept[i]]
-    heap = density.keys(units) or [(-density(i), i) for i in units]
-    heapq.heapify(heap)
+    # The queue, (-density, unit) entries popped least first, is two lists: the first entries sorted once
+    # (popped from the end) and a heap of the entries queued again. Popping the lesser of their two heads
+    # gives the order of one heap; at 1M tokens a heap of all units missed the caches at every level.
+    ranked = density.keys(units) or [(-density(i), i) for i in units]
+    ranked.sort(reverse=True)
+    heap: list[tuple[float, int]] = []
     heappop, heappush = heapq.heappop, heapq.heappush
     aside = _Aside(taker)
     quiet, settle_after = 0, _SETTLE_AFTER  # pops since the last take; when to set aside what cannot fit
-    while heap:
+    while ranked or heap:
         if quiet == settle_after:  # many pops in a row took nothing: the budget is about full
-            heap = aside.unfit_of(heap)
+            ranked, heap = sorted(aside.unfit_of(ranked + heap), reverse=True), []
             quiet, settle_after = 0, 2 * settle_after
             continue
-        _, i = heappop(heap)
+        if heap and (not ranked or heap[0] < ranked[-1]):
+            _, i = heappop(heap)
+        else:
+            _, i = ranked.pop()
         quiet += 1
         if kept[i]:
             continue
         current = density(i)
-        if heap and current < -heap[0][0] - 1e-12:
+        if heap:
+            top = heap[0][0] if not ranked or heap[0][0] < ranked[-1][0] else ranked[-1][0]
+        else:
+            top = ranked[-1][0] if ranked else None
+        if top is not None and current < -top - 1e-12:
             heappush(heap, (-current, i))  # stale: its terms were covered meanwhile
             continue
         spent, first = selection.estimated_tokens, taker.first
@@ -373,7 +384,7 @@ class _Aside:
         heapq.heappush(self.by_cost, (cost, u))
 
     def unfit_of(self, heap: list) -> list:
-        """The heap without the units that cannot fit the budget left now (set aside)."""
+        """The queue's entries without those of the units that cannot fit the budget left now (set aside)."""
         taker, out, by_cost = self.taker, self.out, self.by_cost
         left, kept, keep = taker.budget - taker.sel.estimated_tokens, taker.sel.kept, []
         group, least, cost_of = taker.group, taker.least, taker.cost
@@ -391,7 +402,6 @@ class _Aside:
             out[u] = True  # self.add(u, cost), the heap put in order once below
             by_cost.append((cost, u))
         heapq.heapify(by_cost)  # pops in the same order as pushing each: (cost, unit) pairs are ordered
-        heapq.heapify(keep)
         return keep
 
     def after_take(self, near: set[int], first: int | None, spent: int) -> set[int]:

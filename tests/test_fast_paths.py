@@ -96,6 +96,19 @@ def test_default_chunks_of_a_long_text_equal_one_encode(qwen, monkeypatch):
     assert spy.batches[0] >= 2
 
 
+def test_chunks_are_encoded_a_few_at_a_time(qwen, monkeypatch):
+    """Each encoding's memory is dropped before the next batch (16 chunks, or two per core) is encoded."""
+    import os
+
+    text = "\n".join(real_texts("cail2019_cjrc", 4, 60_000))
+    spy = _BatchSpy(qwen._tok)
+    monkeypatch.setattr(qwen, "_tok", spy)
+    assert qwen.token_starts(text, chunk_chars=500) == one_encode(qwen, text)
+    batch = max(16, 2 * (os.cpu_count() or 1))
+    assert sum(spy.batches) == len(_safe_chunks(text, 500)) > batch
+    assert max(spy.batches) == batch
+
+
 def test_safe_chunks_tile_the_text():
     text = TRICKY[0] + TRICKY[1] + TRICKY[2]
     pieces = _safe_chunks(text, 100)
@@ -231,6 +244,8 @@ def test_lexical_term_index_equals_plain_loops():
             n = max(len(doc.units), 1)
             weights = {t: math.log(1 + n / c) for t, c in df.items()}
             assert doc.term_weight == weights and list(doc.term_weight) == list(weights), name
+            # one string object per term (select's lookups find terms by identity)
+            assert len({id(t) for ts in doc.unit_term_sets for t in ts}) == len(doc.term_weight), name
 
 
 @pytest.mark.parametrize("text", [
@@ -286,3 +301,45 @@ def test_segment_merge_short_counts_visible_characters_once(parts, minimum):
         assert seg._merge_short(text, pieces) == _plain_merge_short(text, pieces, minimum)
     finally:
         object.__setattr__(seg.config, "min_clause_chars", old)
+
+
+def _plain_cost_units(doc, token_starts, marker_merge):
+    from bisect import bisect_left
+
+    before, n, out = 0, len(token_starts), []
+    for unit in doc.units:
+        first = bisect_left(token_starts, unit.start, before)
+        upto = bisect_left(token_starts, unit.end, first)
+        out.append((upto - before, first - before - (first == n or token_starts[first] != unit.start),
+                    marker_merge(doc.text[unit.start])))
+        before = upto
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=40), st.lists(st.integers(0, 12), max_size=60),
+       st.data())
+def test_cost_units_search_short_stretches_like_whole_list(lengths, starts_per_char, data):
+    """_cost_units bisects a few token starts past the last unit's; the same costs as bisecting the whole
+    list, also when more tokens start at one character than the stretch holds (zero-width tokens)."""
+    from itertools import accumulate
+
+    from catp.document import Unit, UnitKind
+    from catp.pipeline import _cost_units
+
+    ends = list(accumulate(lengths))
+    text = "ab c\n" * (ends[-1] // 5 + 1)
+    cuts = sorted(set(data.draw(st.lists(st.sampled_from(ends), min_size=1))))
+    gaps = data.draw(st.lists(st.integers(0, 2), min_size=len(cuts), max_size=len(cuts)))
+    units, start = [], 0
+    for k, (end, gap) in enumerate(zip(cuts, gaps)):
+        if start + gap < end:
+            units.append(Unit(len(units), start + gap, end, UnitKind.CLAUSE, k))
+        start = end
+    token_starts = [c for c, n in enumerate(starts_per_char[: len(text)]) for _ in range(n)]
+    doc = Document(text=text, units=units)
+    def merge(ch: str) -> int:
+        return int(ch.isalpha())
+
+    _cost_units(doc, token_starts, merge)
+    assert [(u.tokens, u.edge, u.marker_merge) for u in doc.units] == _plain_cost_units(doc, token_starts, merge)
