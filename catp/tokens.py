@@ -368,7 +368,7 @@ def load_token_counter(name_or_path: str | None = None) -> TokenCounter:
     path = Path(name).expanduser()
     if path.is_dir():
         path = path / "tokenizer.json"
-    if path.suffix == ".json" or path.exists():
+    if path.exists() or _names_a_file(name):
         if not path.is_file():
             raise TokenizerError(f"tokenizer file not found: {path}")
         try:
@@ -376,6 +376,18 @@ def load_token_counter(name_or_path: str | None = None) -> TokenCounter:
         except Exception as exc:
             raise TokenizerError(f"{path}: not a tokenizers JSON file ({exc})") from exc
     return TokenCounter(_from_hub(name), name)
+
+
+_FILE_SUFFIXES = {".json", ".txt", ".model", ".tiktoken", ".vocab", ".yaml", ".yml"}
+
+
+def _names_a_file(name: str) -> bool:
+    """A path, not a hub id ("org/name"): a tokenizer file's suffix, a path prefix, or a folder that exists
+    here; a typo in it is reported at once instead of being looked up on the hub."""
+    path = Path(name).expanduser()
+    if path.suffix.lower() in _FILE_SUFFIXES or name.startswith(("/", "./", "../", "~", ".\\")):
+        return True
+    return len(path.parts) > 1 and path.parent.is_dir()
 
 
 def _from_hub(name: str):

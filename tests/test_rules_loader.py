@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from catp.errors import RuleError
+from catp.errors import CatpError, RuleError
 from catp.rules import schema as schema_module
 from catp.rules.loader import BUILTIN_DOMAINS, builtin_rules_dir, load_file, load_text, resolve
 from catp.rules.registry import RuleRegistry
@@ -146,8 +146,9 @@ def test_load_file_errors(tmp_path):
 
 
 def test_unknown_domain():
-    with pytest.raises(RuleError, match="unknown domain 'astrology'"):
+    with pytest.raises(CatpError) as err:
         resolve("astrology")
+    assert str(err.value) == "unknown domain 'astrology'; choose one of legal, finance, medical, general or auto"
 
 
 @pytest.mark.parametrize("domain", [None, "general", *BUILTIN_DOMAINS])

@@ -158,6 +158,24 @@ def test_missing_tokenizer_file(tmp_path):
         load_token_counter.__wrapped__(str(tmp_path / "nope.json"))
 
 
+@pytest.mark.parametrize("name", ["nosuch.txt", "tokenizer.model", "./nosuch", "~/nosuch-catp-tokenizer", "{tmp}/nosuch"])
+def test_a_mistyped_path_is_not_looked_up_on_the_hub(tmp_path, monkeypatch, name):
+    def hub(name):
+        raise AssertionError(f"looked up {name!r} on the hub")
+
+    monkeypatch.setattr(tokens, "_from_hub", hub)
+    with pytest.raises(TokenizerError, match="tokenizer file not found"):
+        load_token_counter.__wrapped__(name.format(tmp=tmp_path))
+
+
+def test_a_hub_id_still_goes_to_the_hub(monkeypatch):
+    seen = []
+    monkeypatch.setattr(tokens, "_from_hub", lambda name: seen.append(name) or (_ for _ in ()).throw(TokenizerError("x")))
+    with pytest.raises(TokenizerError):
+        load_token_counter.__wrapped__("Qwen/Qwen1.5-0.5B")
+    assert seen == ["Qwen/Qwen1.5-0.5B"]
+
+
 @pytest.mark.parametrize("separator", [" … ", "\n", "", " "])
 def test_count_joined_equals_one_encode_of_the_joined_text(qwen, separator):
     import random

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from catp.errors import RuleError
+from catp.errors import CatpError, RuleError
 from catp.rules.schema import RuleSet
 
 BUILTIN_DOMAINS = ("legal", "finance", "medical")
@@ -147,7 +147,7 @@ def resolve(domain: str | None, extra: list[str | Path] | tuple = ()) -> list[Lo
     files: list[str | Path] = [builtin_path("common")]
     if domain and domain not in ("general", "auto"):
         if domain not in BUILTIN_DOMAINS:
-            raise RuleError(f"unknown domain {domain!r}; choose one of {', '.join(BUILTIN_DOMAINS)} or auto")
+            raise CatpError(f"unknown domain {domain!r}; choose one of {', '.join(BUILTIN_DOMAINS)}, general or auto")
         files.append(builtin_path(domain))
     files.extend(extra)
     loaded = [load_file(f) for f in files]
