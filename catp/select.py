@@ -534,6 +534,13 @@ class _Taker:
         for i, g in enumerate(self.group):
             if g != -1 and not doc.unit_deleted[i]:
                 self.members.setdefault(g, []).append(i)
+        units = doc.units
+        unfit = [g for g, ms in self.members.items() if sum(units[j].tokens for j in ms) > budget]
+        if unfit:  # a span that can never fit whole is taken unit by unit
+            self.group = list(self.group)
+            for g in unfit:
+                for j in self.members.pop(g):
+                    self.group[j] = -1
         self.heads = heads = run_heads(doc, gap_tokens)
         self.first = selection.kept.index(True) if any(selection.kept) else None  # the first kept unit
         # The least a single unit can add: its tokens and its run start (or, as the output's first unit, its

@@ -102,7 +102,7 @@ class _PlainTaker(select_mod._Taker):
         kept, doc, gap = self.sel.kept, self.doc, self.gap
         if kept[i]:
             return None
-        group = doc.unit_group[i] if doc.unit_group else -1
+        group = self.group[i]
         take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
         after = list(kept)
         for j in take:
@@ -357,6 +357,15 @@ def test_a_run_start_does_not_spend_its_edge_or_the_merged_marker_token():
     assert sel.kept == [True, False, True] and sel.estimated_tokens == 11
 
 
+def test_a_span_too_long_for_the_budget_is_taken_unit_by_unit():
+    # units 0-2 are one span kept whole (30 tokens) and unit 3 is filler: with a budget of 12 the span can
+    # never fit whole, so its best unit is kept on its own rather than nothing of it
+    doc = make_doc([10, 10, 10, 2], priority=[0, 80, 0, 0])
+    doc.unit_group = [0, 0, 0, -1]
+    assert select(doc, budget=12, gap_tokens=0).kept == [False, True, False, True]
+    assert select(doc, budget=32, gap_tokens=0).kept == [True, True, True, True]  # it fits: whole
+
+
 def test_a_repeated_text_counts_its_facts_once():
     # units 0 and 2 say the same (a page footer with a date), unit 1 a fact worth a little less;
     # room for two units: the footer once and the other fact, not the footer twice
@@ -415,7 +424,7 @@ def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
 
     n = len(doc.units)
     texts = _said_texts(doc)
-    groups = doc.unit_group or [-1] * n
+    groups = _Taker(doc, budget, gap, Selection([False] * n, [], 0)).group  # a span too long for the budget: none
 
     def state(kept, spent):
         covered = set().union(*(doc.unit_term_sets[i] for i in range(n) if kept[i])) if doc.unit_term_sets else set()
