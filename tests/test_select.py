@@ -343,6 +343,20 @@ def test_lead_tokens_bound_the_section_lead_in_tokens():
     assert section_lead(doc, policy) == [5.0, 3.0] + [1.0] * 6  # however long the section is
 
 
+def test_doc_lead_tokens_widen_the_documents_lead_to_its_first_tokens():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    doc = make_doc([10] * 8)  # 5% of 8 units is under one unit: the lead is the first unit's alone
+    policy = SelectionPolicy(lead_weight=0.0, doc_lead_weight=4.0)
+    assert section_lead(doc, policy) == [5.0] + [1.0] * 7
+    policy = SelectionPolicy(lead_weight=0.0, doc_lead_weight=4.0, doc_lead_tokens=40)  # the first 4 units
+    assert section_lead(doc, policy) == [5.0, 4.0, 3.0, 2.0] + [1.0] * 4
+    long_doc = make_doc([10] * 200)  # 5% of 200 units (10) is more than 40 tokens' 4: the share holds
+    assert section_lead(long_doc, policy)[:11] == section_lead(long_doc, SelectionPolicy(
+        lead_weight=0.0, doc_lead_weight=4.0))[:11]
+
+
 def test_a_run_start_does_not_spend_its_edge_or_the_merged_marker_token():
     # unit 1 holds 6 tokens, 2 of them the whitespace before it ("\n\n", then a word that a gap marker's
     # last space merges into): opening the output it costs 4; after unit 0 and a marker of 3, 3 - 2 - 1 more
