@@ -61,7 +61,8 @@ def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> lis
     """1 + lead_weight at a section's first unit after its heading, falling to 1 at lead_share of
     the section (or after lead_tokens tokens, when set). Sections start at headings; facts cluster
     in their openings (parties, dates, holdings); the heading itself is valued by its rules alone.
-    The document's own opening (title, parties, dates) gets doc_lead_weight on top."""
+    The document's own opening (title, parties, dates) gets doc_lead_weight on top, over doc_lead_share of
+    its units or, where that is more, its first doc_lead_tokens tokens."""
     n = len(doc.units)
     factor = [1.0] * n
     for a, b in sections(doc):
@@ -73,8 +74,15 @@ def section_lead(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> lis
             rel = before / policy.lead_tokens if policy.lead_tokens else (i - a) / length / policy.lead_share
             factor[i] = 1.0 + policy.lead_weight * max(0.0, 1.0 - rel)
             before += doc.units[i].tokens
+    reach = n * policy.doc_lead_share  # units the document's lead covers
+    if policy.doc_lead_tokens:
+        seen = covered = 0
+        while covered < n and seen < policy.doc_lead_tokens:
+            seen += doc.units[covered].tokens
+            covered += 1
+        reach = max(reach, covered)
     for i in range(n):
-        factor[i] *= 1.0 + policy.doc_lead_weight * max(0.0, 1.0 - i / max(n * policy.doc_lead_share, 1))
+        factor[i] *= 1.0 + policy.doc_lead_weight * max(0.0, 1.0 - i / max(reach, 1))
     if (policy.table_lead_weight or policy.table_tail_weight or policy.table_word_row_weight != 1.0
             or policy.table_blank_row_weight != 1.0):
         _table_lead(doc, policy, factor)
@@ -534,6 +542,13 @@ class _Taker:
         for i, g in enumerate(self.group):
             if g != -1 and not doc.unit_deleted[i]:
                 self.members.setdefault(g, []).append(i)
+        units = doc.units
+        unfit = [g for g, ms in self.members.items() if sum(units[j].tokens for j in ms) > budget]
+        if unfit:  # a span that can never fit whole is taken unit by unit
+            self.group = list(self.group)
+            for g in unfit:
+                for j in self.members.pop(g):
+                    self.group[j] = -1
         self.heads = heads = run_heads(doc, gap_tokens)
         self.first = selection.kept.index(True) if any(selection.kept) else None  # the first kept unit
         # The least a single unit can add: its tokens and its run start (or, as the output's first unit, its

@@ -102,7 +102,7 @@ class _PlainTaker(select_mod._Taker):
         kept, doc, gap = self.sel.kept, self.doc, self.gap
         if kept[i]:
             return None
-        group = doc.unit_group[i] if doc.unit_group else -1
+        group = self.group[i]
         take = [j for j in self.members[group] if not kept[j]] if group != -1 else [i]
         after = list(kept)
         for j in take:
@@ -343,6 +343,20 @@ def test_lead_tokens_bound_the_section_lead_in_tokens():
     assert section_lead(doc, policy) == [5.0, 3.0] + [1.0] * 6  # however long the section is
 
 
+def test_doc_lead_tokens_widen_the_documents_lead_to_its_first_tokens():
+    from catp.rules.schema import SelectionPolicy
+    from catp.select import section_lead
+
+    doc = make_doc([10] * 8)  # 5% of 8 units is under one unit: the lead is the first unit's alone
+    policy = SelectionPolicy(lead_weight=0.0, doc_lead_weight=4.0)
+    assert section_lead(doc, policy) == [5.0] + [1.0] * 7
+    policy = SelectionPolicy(lead_weight=0.0, doc_lead_weight=4.0, doc_lead_tokens=40)  # the first 4 units
+    assert section_lead(doc, policy) == [5.0, 4.0, 3.0, 2.0] + [1.0] * 4
+    long_doc = make_doc([10] * 200)  # 5% of 200 units (10) is more than 40 tokens' 4: the share holds
+    assert section_lead(long_doc, policy)[:11] == section_lead(long_doc, SelectionPolicy(
+        lead_weight=0.0, doc_lead_weight=4.0))[:11]
+
+
 def test_a_run_start_does_not_spend_its_edge_or_the_merged_marker_token():
     # unit 1 holds 6 tokens, 2 of them the whitespace before it ("\n\n", then a word that a gap marker's
     # last space merges into): opening the output it costs 4; after unit 0 and a marker of 3, 3 - 2 - 1 more
@@ -355,6 +369,15 @@ def test_a_run_start_does_not_spend_its_edge_or_the_merged_marker_token():
     doc = make_doc([5, 1, 6], deleted=[False, True, False], edge=[0, 0, 2], merge=[1, 1, 1])
     sel = select(doc, budget=5 + 3 - 2 - 1 + 6, gap_tokens=3)  # two runs
     assert sel.kept == [True, False, True] and sel.estimated_tokens == 11
+
+
+def test_a_span_too_long_for_the_budget_is_taken_unit_by_unit():
+    # units 0-2 are one span kept whole (30 tokens) and unit 3 is filler: with a budget of 12 the span can
+    # never fit whole, so its best unit is kept on its own rather than nothing of it
+    doc = make_doc([10, 10, 10, 2], priority=[0, 80, 0, 0])
+    doc.unit_group = [0, 0, 0, -1]
+    assert select(doc, budget=12, gap_tokens=0).kept == [False, True, False, True]
+    assert select(doc, budget=32, gap_tokens=0).kept == [True, True, True, True]  # it fits: whole
 
 
 def test_a_repeated_text_counts_its_facts_once():
@@ -415,7 +438,7 @@ def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
 
     n = len(doc.units)
     texts = _said_texts(doc)
-    groups = doc.unit_group or [-1] * n
+    groups = _Taker(doc, budget, gap, Selection([False] * n, [], 0)).group  # a span too long for the budget: none
 
     def state(kept, spent):
         covered = set().union(*(doc.unit_term_sets[i] for i in range(n) if kept[i])) if doc.unit_term_sets else set()

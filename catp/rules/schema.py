@@ -139,6 +139,8 @@ class SelectionPolicy(BaseModel):
                              "section instead of lead_share of it (facts that sit in a section's first lines)")
     doc_lead_weight: float = Field(4.0, ge=0, le=100, description="extra weight at the document's first unit")
     doc_lead_share: float = Field(0.05, gt=0, le=1, description="the share of the document that bonus covers")
+    doc_lead_tokens: int = Field(0, ge=0, le=1_000_000, description="when set, that bonus covers at least the units "
+                                 "of the document's first this many tokens (a short document's title and parties)")
     table_lead_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's first row")
     table_lead_rows: int = Field(10, ge=1, le=10_000, description="the row of a table where that bonus has fallen to "
                                  "nothing (a table's first rows hold its main lines; later ones, details)")
