@@ -123,7 +123,8 @@ def bad_files(tmp_path_factory) -> dict[str, Path]:
     ("unknown domain", ["prune", "{doc}", "--budget", "10", "--domain", "astrology"], ["astrology"]),
     ("unknown command", ["frobnicate"], ["frobnicate"]),
     ("too big", ["prune", "{doc}", "--budget", "10", "--max-bytes", "100"], ["--max-bytes"]),
-    ("directory", ["prune", "{d}", "--budget", "10"], ["directory"]),
+    # a folder is many documents (test_prune_many); one with no file to read is a mistake
+    ("empty directory", ["prune", "{emptydir}", "--budget", "10"], ["no files to read"]),
     ("bad encoding", ["prune", "{doc}", "--budget", "10", "--encoding", "klingon"], ["klingon"]),
     ("bad tokenizer", ["prune", "{doc}", "--budget", "10", "--tokenizer", "{rules}.json"], ["tokenizer"]),
     ("unknown scorer", ["prune", "{doc}", "--budget", "10", "--scorer", "oracle"], ["oracle"]),
@@ -131,7 +132,9 @@ def bad_files(tmp_path_factory) -> dict[str, Path]:
     ("unwritable output", ["prune", "{doc}", "--budget", "10", "-o", "{d}/no/such/dir/out.txt"], ["out.txt"]),
 ])
 def test_user_errors_exit_2_with_one_line(case, args, needles, doc, bad_files):
-    fill = {"doc": doc, "d": doc.parent, **bad_files}
+    empty = doc.parent / "empty-folder"
+    empty.mkdir(exist_ok=True)
+    fill = {"doc": doc, "d": doc.parent, "emptydir": empty, **bad_files}
     proc = catp(*(a.format(**fill) for a in args))
     assert_user_error(proc, *needles)
 

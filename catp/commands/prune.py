@@ -37,8 +37,21 @@ class Domain(str, Enum):
     general = "general"
 
 
+MANY_SUFFIXES = {".jsonl", ".ndjson", ".parquet", ".pq"}  # one document per line / row
+
+
+def _many(files: list[str]) -> bool:
+    """Several inputs, a folder, or a JSONL/Parquet file: each document becomes a JSONL row (as `catp batch`)."""
+    if len(files) > 1:
+        return True
+    name = files[0]
+    return name != "-" and (Path(name).is_dir() or Path(name).suffix.lower() in MANY_SUFFIXES)
+
+
 def prune_command(
-    file: str = typer.Argument(..., help="Document to prune, or - for stdin."),
+    files: list[str] = typer.Argument(..., help="Document to prune, or - for stdin. Several "
+                                      "files, a folder, or a .jsonl/.parquet file (one document per line/row): "
+                                      "one JSONL row per document, as `catp batch` writes them."),
     domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
     budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Budget in tokens."),
     ratio: Optional[str] = typer.Option(None, "--ratio", "-r", help="Budget as a share of the input, e.g. 1/6."),
@@ -59,8 +72,18 @@ def prune_command(
     device: Optional[str] = device_option(),
     scorer_compile: Optional[str] = scorer_compile_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings on stderr."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="With many documents: worker processes."),
 ) -> None:
-    """Prune FILE so it fits the budget; print the extract (or JSON / HTML)."""
+    """Prune FILE so it fits the budget; print the extract (or JSON / HTML). Many documents give JSONL rows."""
+    if _many(files):
+        return _prune_many(files, fmt, output, jobs, domain=domain.value, budget=budget, ratio=ratio,
+                           question=question, rules=rules, tokenizer=tokenizer, gap_marker=gap_marker,
+                           cue_window=cue_window, scorer=scorer, scorer_model=scorer_model, scorer_url=scorer_url,
+                           scorer_sha256=scorer_sha256, scorer_max_tokens=scorer_max_tokens, device=device,
+                           scorer_compile=scorer_compile, encoding=encoding, max_bytes=max_bytes, quiet=quiet)
+    if jobs != 1:
+        raise CatpError("--jobs is for many documents (several files, a folder or a JSONL/Parquet file)")
+    file = files[0]
     from catp.decode import read_text
     from catp.pipeline import Pruner
     from catp.render import to_html
@@ -92,6 +115,17 @@ def prune_command(
         s = result.stats
         typer.echo(f"catp: {s.input_tokens} -> {s.output_tokens} tokens (budget {s.budget}, {s.domain}/{s.lang}, "
                    f"{s.elapsed_s:.2f}s)", err=True)
+
+
+def _prune_many(files: list[str], fmt: Format, output: Optional[Path], jobs: int, **settings) -> None:
+    """`catp prune` over many documents is `catp batch` with its defaults: JSONL rows, in input order."""
+    from catp.commands.batch import batch_command
+
+    if fmt is not Format.json and fmt is not Format.text:
+        raise CatpError(f"--format {fmt.value} is for one document; many documents are written as JSONL rows")
+    batch_command(inputs=files, output="-" if output is None else str(output), jobs=jobs, engine="local",
+                  address=None, resume=False, text_field="text", id_field="id", glob="*", setup=None,
+                  progress=True, **settings)
 
 
 def register(app: typer.Typer) -> None:
