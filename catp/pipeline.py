@@ -67,7 +67,7 @@ class Pruner:
         if not isinstance(gap_marker, str):
             raise CatpError(f"the gap marker must be a str, got {gap_marker!r}")
         self.domain = None if domain in (None, "auto") else domain
-        self.extra_rules = [str(r) for r in _paths(rules)]
+        self.extra_rules = [str(r) for r in rule_paths(rules)]
         self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
         self.scorer = build_scorer(scorer, **(scorer_options or {}))
         self.gap_marker = gap_marker
@@ -360,14 +360,14 @@ def prune(text: str, *, domain: str | None = None, budget: int | None = None, ra
     """One-shot pruning: `Pruner(domain, rules, tokenizer, scorer).prune(text, budget=, ratio=, question=)`,
     with the Pruner cached for these arguments. For many documents, build a `Pruner` once and reuse it.
     Raises a `catp.errors.CatpError` subclass (InputError, BudgetError, RuleError, ...) for bad input."""
-    pruner = _cached_pruner(domain, tuple(str(r) for r in _paths(rules)), tokenizer, scorer)
+    pruner = _cached_pruner(domain, tuple(str(r) for r in rule_paths(rules)), tokenizer, scorer)
     return pruner.prune(text, budget=budget, ratio=ratio, question=question)
 
 
 _PRUNERS: dict[tuple, Pruner] = {}
 
 
-def _paths(rules) -> list:
+def rule_paths(rules) -> list:
     """Rule files as a list: a single path is one file, not a sequence of characters."""
     if rules is None:
         return []

@@ -123,7 +123,7 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
          pruner, template, lang, extra_messages, max_tokens, concurrency, budget, precheck, use_metrics,
          max_model_len, temperature, on_delta, request_extra) -> AskResult:
     from catp.detect import detect_langs
-    from catp.pipeline import Pruner
+    from catp.pipeline import Pruner, rule_paths
 
     warnings: list[str] = []
     lang = lang or detect_langs(text)[0]
@@ -134,7 +134,7 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
     if pruner is None:
         from catp.rules.loader import resolve
 
-        rules = [rules] if isinstance(rules, (str, Path)) else list(rules)  # one path is one file
+        rules = rule_paths(rules)  # one path is one file
         resolve(domain, rules)  # a bad domain or rule file fails here, before any request
         tokenizer = tokenizer or backend.tokenizer_path()  # the served model's own, when it is here
         pruner = Pruner(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer)

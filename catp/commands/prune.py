@@ -37,15 +37,16 @@ class Domain(str, Enum):
     general = "general"
 
 
-MANY_SUFFIXES = {".jsonl", ".ndjson", ".parquet", ".pq"}  # one document per line / row
-
-
 def _many(files: list[str]) -> bool:
     """Several inputs, a folder, or a JSONL/Parquet file: each document becomes a JSONL row (as `catp batch`)."""
     if len(files) > 1:
         return True
     name = files[0]
-    return name != "-" and (Path(name).is_dir() or Path(name).suffix.lower() in MANY_SUFFIXES)
+    if name == "-":  # stdin is one document here (batch reads it as JSONL)
+        return False
+    from catp.batch import is_jsonl, is_parquet
+
+    return Path(name).is_dir() or is_jsonl(name) or is_parquet(name)
 
 
 def prune_command(
