@@ -616,3 +616,17 @@ def test_select_leaves_no_reference_cycles():
     finally:
         if enabled:
             gc.enable()
+
+
+def test_question_first_takes_a_relevant_units_short_line_then_a_long_lines_neighbours():
+    from catp.select import question_first
+    from catp.select.question import paragraphs
+
+    # two lines: units 0-2 (30 tokens) and 3-9 (420 tokens, over SHORT_PARAGRAPH_TOKENS); the whole text (450)
+    # is over the question's share (320), so unit 1 brings its line and unit 5 only its neighbours
+    doc = make_doc([10] * 3 + [60] * 7, scores={**{i: 0.0 for i in range(10)}, 1: 2.0, 5: 1.0})
+    doc.text = "".join(f"w{i:04d}" + ("\n    " if i == 2 else "     ") for i in range(10))
+    assert paragraphs(doc) == [[0, 1, 2]] * 3 + [list(range(3, 10))] * 7
+    sel = question_first(doc, budget=400, gap_tokens=0, share=0.8, policy=SelectionPolicy())
+    assert sel.added[:6] == [0, 1, 2, 5, 6, 4]
+    assert sel.estimated_tokens == estimate(doc, sel.kept, 0) <= 400
