@@ -1,5 +1,6 @@
-"""Value per token: `rank` orders the units before any take; `make_density` gives the greedy a unit's
-density now, as terms and texts are kept (novelty) and neighbours are kept (no gap marker)."""
+"""Value per token (value.py's worth x priors.py's factors / cost): `rank` orders the units before any take;
+`make_density` gives the greedy a unit's density now, as terms and texts are kept (novelty) and
+neighbours are kept (no gap marker)."""
 
 from __future__ import annotations
 
@@ -33,11 +34,13 @@ def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covere
                  texts: list[str], said: set[str]):
     """density(i): unit i's value per token given the terms kept so far (`covered`, which only grows) and
     the texts kept so far (`said`, which only grows: the facts of a unit whose `texts[i]` is there count 0):
-    (facts + information_weight x fresh information + boost) x lead / cost, where cost is the unit's
-    tokens and the gap marker it adds (none next to one kept unit, minus one between two).
-    A whole marker, though a run's first unit does not spend the whitespace before it and the marker's
-    last space may merge into it (run_heads, which Taker counts): ranking by those true costs favours
-    starting runs and kept less CUAD gold (all 0.601 against 0.607 at 1/6, 30 Nov; e3c 0.317 against 0.314)."""
+    (facts + information_weight x fresh information + boost) x lead / cost, where lead is unit_priors and
+    cost is the unit's tokens and the gap marker it adds (none next to one kept unit, minus one between
+    two). Where policy.distinct_facts is set, a distinct fact a kept unit holds counts 0 too.
+    The cost charges a whole marker, though a run's first unit does not spend the whitespace before it and
+    the marker's last space may merge into it (run_heads, which Taker counts): ranking by those true costs
+    favours starting runs and kept less CUAD gold (all 0.601 against 0.607 at 1/6, 30 Nov; e3c 0.317
+    against 0.314)."""
     n = len(doc.units)
     terms = doc.unit_term_sets or None
     term_weight = doc.term_weight.__getitem__
