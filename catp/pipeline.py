@@ -25,11 +25,10 @@ from catp.scoring.base import Scorer
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
-from catp.select import Selection, fill, fill_by_value, runs, sections, select
+from catp.select import question_first, runs, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
-SHORT_PARAGRAPH_TOKENS = 250  # with a question, a relevant paragraph this short is kept whole
 _SURROGATE = re.compile("[\ud800-\udfff]")  # str can hold them; tokenizers cannot
 
 
@@ -216,7 +215,7 @@ class Pruner:
     def _select(self, doc: Document, budget: int, question: str | None) -> list[bool]:
         policy = self.policy(doc.domain, doc.lang)
         if question:
-            selection = _question_first(doc, budget, self.gap_tokens, self.question_share, policy)
+            selection = question_first(doc, budget, self.gap_tokens, self.question_share, policy)
         else:
             selection = select(doc, budget, self.gap_tokens, policy)
         kept = selection.kept
@@ -313,45 +312,6 @@ def _cost_units(doc: Document, token_starts: list[int], marker_merge) -> None:
         unit.edge = first - before - (first == n or token_starts[first] != start)
         unit.marker_merge = marker_merge(text[start])
         before = upto
-
-
-def _paragraphs(doc: Document) -> list[list[int]]:
-    """For each unit, the units of its paragraph (a line of text)."""
-    out: list[list[int]] = []
-    current: list[int] = []
-    for i, unit in enumerate(doc.units):
-        if current and "\n" in doc.text[doc.units[i - 1].end : unit.start]:
-            current = []
-        current.append(i)
-        out.append(current)
-    return out
-
-
-def _question_first(doc: Document, budget: int, gap_tokens: int, share: float,
-                    policy: SelectionPolicy) -> Selection:
-    """With a question: the most question-relevant units take up to `share` of the budget first.
-    The section holding the most relevant unit comes first, whole, when it fits that share
-    (a table's caption and notes, a case's facts); then each relevant unit with its context."""
-    selection = Selection([False] * len(doc.units))
-    n = len(doc.units)
-    by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i] and doc.scores.get(i, 0.0) > 0),
-                          key=lambda i: (-doc.scores.get(i, 0.0), i))
-    paragraphs = _paragraphs(doc)
-    with_context: list[int] = []
-    if by_relevance:
-        first, end = next(b for b in sections(doc) if b[0] <= by_relevance[0] < b[1])
-        # the section as one run, which does not hold the whitespace before its first unit (Unit.edge)
-        if sum(doc.units[j].tokens for j in range(first, end)) - doc.units[first].edge <= budget * share:
-            with_context.extend(range(first, end))
-    for i in by_relevance:  # answers sit beside the match: its whole paragraph when short, else neighbours
-        members = paragraphs[i]
-        if sum(doc.units[j].tokens for j in members) <= SHORT_PARAGRAPH_TOKENS:
-            with_context.extend(members)
-        with_context.extend(j for j in (i, i + 1, i - 1) if 0 <= j < n)
-    with_context = [j for j in with_context if not doc.unit_deleted[j]]
-    fill(doc, with_context, int(budget * share), gap_tokens, selection)
-    fill_by_value(doc, budget, gap_tokens, selection, policy)
-    return selection
 
 
 def prune(text: str, *, domain: str | None = None, budget: int | None = None, ratio: float | str | None = None,

@@ -1,4 +1,4 @@
-"""select.py: the greedy fill. These tests pin what must hold whatever the ranking formula is
+"""catp.select: the greedy fill. These tests pin what must hold whatever the ranking formula is
 (the lead tunes it): deleted units never kept, one gap marker between runs, never past the budget."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from catp import select as select_mod
 from catp.document import Document, Unit, UnitKind
 from catp.rules.schema import SelectionPolicy
-from catp.select import estimate, rank, runs, select
+from catp.select import estimate, greedy, rank, runs, select
+from catp.select.budget import Taker
 
 
 def make_doc(tokens, priority=None, value=None, deleted=None, scores=None, boost=None, edge=None,
@@ -95,8 +96,8 @@ def test_estimate_never_exceeds_budget(spec, budget, gap):
     assert sorted(sel.added) == [i for i, k in enumerate(sel.kept) if k]
 
 
-class _PlainTaker(select_mod._Taker):
-    """_Taker without the early 'cannot fit' check, each cost counted from scratch with estimate()."""
+class _PlainTaker(Taker):
+    """Taker without the early 'cannot fit' check, each cost counted from scratch with estimate()."""
 
     def cost(self, i):
         kept, doc, gap = self.sel.kept, self.doc, self.gap
@@ -119,7 +120,7 @@ class _PlainTaker(select_mod._Taker):
                 min_size=1, max_size=25),
        st.integers(0, 80), st.integers(0, 4))
 def test_select_equals_a_plain_cost_count(spec, budget, gap):
-    """Neither the early 'cannot fit' check in _Taker.take nor _Taker.cost's running count changes a decision,
+    """Neither the early 'cannot fit' check in Taker.take nor Taker.cost's running count changes a decision,
     whatever the units' edges and merges (what a run starting at them does not spend)."""
     import pytest
 
@@ -129,7 +130,7 @@ def test_select_equals_a_plain_cost_count(spec, budget, gap):
     doc.unit_group = list(group)
     fast = select(doc, budget, gap)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(select_mod, "_Taker", _PlainTaker)
+        mp.setattr(greedy, "Taker", _PlainTaker)
         plain = select(doc, budget, gap)
     assert (fast.kept, fast.added, fast.estimated_tokens) == (plain.kept, plain.added, plain.estimated_tokens)
 
@@ -242,7 +243,7 @@ def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
 
 
 def test_a_row_of_amounts_with_no_label_is_data_not_a_header():
-    from catp.select import _header_row
+    from catp.select.tables import _header_row
 
     headers = [" | 2019 | 2018", " | May 26, 2019 | ", "Current liabilities |  | ", " |  | (in thousands) |",
                " | 2019 (1) | 2018 | %Chg"]
@@ -272,7 +273,8 @@ def test_a_longer_tables_last_data_row_weighs_more():
 
 def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
     from catp.rules.schema import SelectionPolicy
-    from catp.select import _word_row, section_lead
+    from catp.select import section_lead
+    from catp.select.tables import _word_row
 
     rows = ["Revenue | 1,200 | 1,100", "Leigh R Fox | 47 | Chief Financial Officer", "Vested | 20 | April 30, 2019",
             "Costs | (300) | 12.5%"]
@@ -288,7 +290,8 @@ def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
 
 def test_a_data_row_with_a_blank_cell_weighs_table_blank_row_weight():
     from catp.rules.schema import SelectionPolicy
-    from catp.select import _blank_row, section_lead
+    from catp.select import section_lead
+    from catp.select.tables import _blank_row
 
     rows = ["Revenue | 1,200 | 1,100", "Unremitted earnings | — | 2,127", "Percentage of revenue | 12.7% |  | ",
             "Warrants | n/a | $ 504", "Costs | (300) | -4"]
@@ -434,20 +437,21 @@ def test_distinct_facts_weigh_a_finding_by_its_occurrences():
 def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
     """Replays sel.added and returns what breaks the greedy's promise: each take (a unit with its group) is,
     when it is made, at least as dense as every unit that fits then, and once done no unit fits."""
-    from catp.select import DEFAULT_POLICY, Selection, _density, _said_texts, _Taker
+    from catp.select import DEFAULT_POLICY, Selection
+    from catp.select.ranking import make_density, said_texts
 
     n = len(doc.units)
-    texts = _said_texts(doc)
-    groups = _Taker(doc, budget, gap, Selection([False] * n, [], 0)).group  # a span too long for the budget: none
+    texts = said_texts(doc)
+    groups = Taker(doc, budget, gap, Selection([False] * n, [], 0)).group  # a span too long for the budget: none
 
     def state(kept, spent):
         covered = set().union(*(doc.unit_term_sets[i] for i in range(n) if kept[i])) if doc.unit_term_sets else set()
         said = {texts[i] for i in range(n) if kept[i]}
-        return _density(doc, DEFAULT_POLICY, gap, covered, kept, texts, said)
+        return make_density(doc, DEFAULT_POLICY, gap, covered, kept, texts, said)
 
     def fits(kept, spent, u):
         trial = Selection(list(kept), [], spent)
-        return bool(_Taker(doc, budget, gap, trial).take(u))
+        return bool(Taker(doc, budget, gap, trial).take(u))
 
     faults, kept, spent, k = [], [False] * n, 0, 0
     while True:
@@ -465,7 +469,7 @@ def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
         if denser:
             faults.append(f"take {take} (density {best}) while {denser} fit and were denser")
         trial = Selection(list(kept), [], spent)
-        taken = _Taker(doc, budget, gap, trial).take(take[0])
+        taken = Taker(doc, budget, gap, trial).take(take[0])
         assert sorted(taken) == sorted(take), (taken, take)
         kept, spent, k = trial.kept, trial.estimated_tokens, k + len(take)
 
@@ -503,7 +507,7 @@ def test_fill_by_value_is_greedy_with_and_without_setting_units_aside(monkeypatc
         doc = _random_doc(rng)
         budget, gap = rng.randint(0, 60), rng.randint(0, 3)
         for settle in (rng.choice([1, 2, 3]), -1):
-            monkeypatch.setattr(select_mod, "_SETTLE_AFTER", settle)
+            monkeypatch.setattr(greedy, "_SETTLE_AFTER", settle)
             sel = select(doc, budget, gap)
             assert _greedy_faults(doc, budget, gap, sel) == [], (settle, budget, gap)
             assert sel.estimated_tokens == estimate(doc, sel.kept, gap) <= max(budget, 0)
@@ -518,9 +522,9 @@ def test_setting_unfit_units_aside_rarely_changes_the_choice(monkeypatch):
     for _ in range(1000):
         doc = _random_doc(rng)
         budget, gap = rng.randint(0, 60), rng.randint(0, 3)
-        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+        monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
         early = select(doc, budget, gap).kept
-        monkeypatch.setattr(select_mod, "_SETTLE_AFTER", -1)
+        monkeypatch.setattr(greedy, "_SETTLE_AFTER", -1)
         same += early == select(doc, budget, gap).kept
     assert same >= 900, same
 
@@ -528,10 +532,10 @@ def test_setting_unfit_units_aside_rarely_changes_the_choice(monkeypatch):
 def test_setting_aside_happens_and_keeps_the_output(monkeypatch):
     """The early set-aside does drop units from the heap on a full budget, with the same result here."""
     doc = make_doc([5, 5, 1, 9, 9, 9, 9], scores={0: 5.0, 1: 4.0, 2: 0.1, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0})
-    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
     calls = []
-    unfit_of = select_mod._Aside.unfit_of
-    monkeypatch.setattr(select_mod._Aside, "unfit_of", lambda self, heap: calls.append(len(heap)) or unfit_of(self, heap))
+    unfit_of = greedy._Aside.unfit_of
+    monkeypatch.setattr(greedy._Aside, "unfit_of", lambda self, heap: calls.append(len(heap)) or unfit_of(self, heap))
     sel = select(doc, 11, 0)
     assert sel.kept == [True, True, True, False, False, False, False] and sel.added[-1] == 2
     assert calls
@@ -540,7 +544,7 @@ def test_setting_aside_happens_and_keeps_the_output(monkeypatch):
 def test_fill_by_value_goes_on_when_the_last_fitting_unit_frees_another(monkeypatch):
     """Taking the only unit that fits (1 token next to a kept run) makes its 0-token neighbour fit (it
     now extends the run)."""
-    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
     doc = make_doc([4, 1, 0, 9], scores={0: 5.0, 1: 0.1, 2: 0.05, 3: 3.0})
     sel = select(doc, 5, 2)
     assert (sel.kept, sel.added, sel.estimated_tokens) == ([True, True, True, False], [0, 1, 2], 5)
@@ -548,7 +552,7 @@ def test_fill_by_value_goes_on_when_the_last_fitting_unit_frees_another(monkeypa
 
 def test_fill_by_value_goes_on_when_two_units_fit(monkeypatch):
     """Two units fit, but not both: the denser is taken."""
-    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 1)
+    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
     doc = make_doc([1, 4, 1, 9], scores={0: 0.1, 1: 5.0, 2: 2.0, 3: 3.0})
     sel = select(doc, 5, 2)
     assert (sel.kept, sel.added, sel.estimated_tokens) == ([False, True, True, False], [1, 2], 5)
@@ -572,7 +576,7 @@ def test_a_group_set_aside_comes_back_when_another_members_neighbour_is_taken(mo
     doc.unit_term_sets = [frozenset(t) for t in terms]
     doc.term_weight = {t: math.log(1 + len(terms) / sum(t in ts for ts in terms)) for ts in terms for t in ts}
     doc.text = "".join(f"w{k:04d}     " for k in (0, 0, 12, 10, 0, 0, 10, 2, 8, 15, 0, 1, 2, 13, 1, 3))
-    monkeypatch.setattr(select_mod, "_SETTLE_AFTER", 2)
+    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 2)
     sel = select(doc, 13, 3)
     assert _greedy_faults(doc, 13, 3, sel) == []
     assert sel.kept[11] and sel.kept[14]
@@ -612,3 +616,17 @@ def test_select_leaves_no_reference_cycles():
     finally:
         if enabled:
             gc.enable()
+
+
+def test_question_first_takes_a_relevant_units_short_line_then_a_long_lines_neighbours():
+    from catp.select import question_first
+    from catp.select.question import paragraphs
+
+    # two lines: units 0-2 (30 tokens) and 3-9 (420 tokens, over SHORT_PARAGRAPH_TOKENS); the whole text (450)
+    # is over the question's share (320), so unit 1 brings its line and unit 5 only its neighbours
+    doc = make_doc([10] * 3 + [60] * 7, scores={**{i: 0.0 for i in range(10)}, 1: 2.0, 5: 1.0})
+    doc.text = "".join(f"w{i:04d}" + ("\n    " if i == 2 else "     ") for i in range(10))
+    assert paragraphs(doc) == [[0, 1, 2]] * 3 + [list(range(3, 10))] * 7
+    sel = question_first(doc, budget=400, gap_tokens=0, share=0.8, policy=SelectionPolicy())
+    assert sel.added[:6] == [0, 1, 2, 5, 6, 4]
+    assert sel.estimated_tokens == estimate(doc, sel.kept, 0) <= 400
