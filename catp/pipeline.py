@@ -25,7 +25,7 @@ from catp.scoring.base import Scorer
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
-from catp.select import question_first, runs, select
+from catp.select import drop_bare_runs, question_first, runs, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
@@ -220,6 +220,7 @@ class Pruner:
             selection = select(doc, budget, self.gap_tokens, policy)
         kept = selection.kept
         while True:  # the estimate is per unit; the exact count decides
+            drop_bare_runs(doc, kept)
             units = doc.units  # the extract's pieces, as kept_spans() gives them
             pieces = [(units[first].start, units[last].end) for first, last in runs(kept)]
             over = self.tokens.count_joined(doc.text, doc.token_starts, pieces, self.gap_marker) - budget

@@ -630,3 +630,44 @@ def test_question_first_takes_a_relevant_units_short_line_then_a_long_lines_neig
     sel = question_first(doc, budget=400, gap_tokens=0, share=0.8, policy=SelectionPolicy())
     assert sel.added[:6] == [0, 1, 2, 5, 6, 4]
     assert sel.estimated_tokens == estimate(doc, sel.kept, 0) <= 400
+
+
+def _pieces_doc(pieces: list[str]) -> Document:
+    """One unit per piece, joined by spaces."""
+    text = " ".join(pieces)
+    units, start = [], 0
+    for i, piece in enumerate(pieces):
+        start = text.index(piece, start)
+        units.append(Unit(i, start, start + len(piece), UnitKind.CLAUSE, 0, 2))
+        start += len(piece)
+    return Document(text=text, units=units)
+
+
+def test_a_run_without_a_letter_or_digit_is_not_kept():
+    from catp.select import drop_bare_runs
+
+    doc = _pieces_doc(["Alpha Corp.", "(", "hereinafter", ",", "the Licensor", "§", "2024", "_", "(", "甲方"])
+    kept = [True, True, False, True, False, True, False, True, False, True]
+    assert drop_bare_runs(doc, kept) == 3  # ',' '§' '_' alone; '(' joins a word, as does any run with a digit
+    assert kept == [True, True, False, False, False, False, False, False, False, True]
+    kept = [False, False, False, False, False, True, True, True, True, False]
+    assert drop_bare_runs(doc, kept) == 0
+    assert kept == [False, False, False, False, False, True, True, True, True, False]
+
+
+def test_pruned_contracts_keep_no_bare_punctuation():
+    """A deleted phrase or a detached address inside a kept sentence left a lone '(' or ',' as a run of
+    its own (examples/contract_en.txt at 1/6 kept both)."""
+    import re
+    from pathlib import Path
+
+    from catp import Pruner
+
+    root = Path(__file__).resolve().parent.parent / "examples"
+    pruner = Pruner(domain="legal")
+    for name in ("contract_en.txt", "contract_zh.txt"):
+        text = (root / name).read_text(encoding="utf-8")
+        for ratio in ("1/10", "1/6", "1/3"):
+            result = pruner.prune(text, ratio=ratio)
+            bare = [text[k.start : k.end] for k in result.kept if not re.search(r"[^\W_]", text[k.start : k.end])]
+            assert not bare, (name, ratio, bare)

@@ -9,13 +9,21 @@ greedy.py   `select` / `fill_by_value`: the lazy greedy, with units that cannot 
 question.py `question_first`: with a question, the relevant units and their context first, then the greedy
 """
 
-from catp.select.budget import Selection, estimate, fill, first_run_change, run_heads, runs
+from catp.select.budget import (
+           Selection,
+           drop_bare_runs,
+           estimate,
+           fill,
+           first_run_change,
+           run_heads,
+           runs,
+)
 from catp.select.greedy import fill_by_value, select
 from catp.select.priors import long_span_factor, section_lead, sections
 from catp.select.question import question_first
 from catp.select.ranking import rank
 from catp.select.value import DEFAULT_POLICY, FACT_CATEGORIES, distinct_facts
 
-__all__ = ["DEFAULT_POLICY", "FACT_CATEGORIES", "Selection", "distinct_facts", "estimate", "fill", "fill_by_value",
-           "first_run_change", "long_span_factor", "question_first", "rank", "run_heads", "runs", "section_lead",
-           "sections", "select"]
+__all__ = ["DEFAULT_POLICY", "FACT_CATEGORIES", "Selection", "distinct_facts", "drop_bare_runs", "estimate", "fill",
+           "fill_by_value", "first_run_change", "long_span_factor", "question_first", "rank", "run_heads", "runs",
+           "section_lead", "sections", "select"]

@@ -3,9 +3,12 @@ a run's first unit does not spend) and `Taker`, which keeps a unit (with its gro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from catp.document import Document
+
+_WORD_CHAR = re.compile(r"[^\W_]")  # a letter or digit, any script
 
 
 @dataclass
@@ -42,6 +45,19 @@ def estimate(doc: Document, kept: list[bool], gap_tokens: int) -> int:
     heads = run_heads(doc, gap_tokens)
     return (sum(u.tokens for u, k in zip(doc.units, kept) if k) + sum(heads[a] for a, _ in found)
             + first_run_change(doc, gap_tokens, found[0][0]))
+
+
+def drop_bare_runs(doc: Document, kept: list[bool]) -> int:
+    """Un-keep each run of kept units that holds no letter or digit: a lone '(' or ',' left between
+    deleted or unkept text costs a gap marker and says nothing. Returns how many units were dropped."""
+    dropped = 0
+    text, units = doc.text, doc.units
+    for first, last in runs(kept):
+        if not _WORD_CHAR.search(text, units[first].start, units[last].end):
+            for i in range(first, last + 1):
+                kept[i] = False
+            dropped += last - first + 1
+    return dropped
 
 
 def runs(kept: list[bool]) -> list[tuple[int, int]]:
