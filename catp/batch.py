@@ -541,9 +541,10 @@ def _progress(total: int | None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
         TimeRemainingColumn
 
+    console = Console(stderr=True)  # a bar only on a terminal: a log file gets the summary line alone
     progress = Progress(TextColumn("pruning"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn(), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=False)
+                        console=console, transient=False, disable=not console.is_terminal)
     task = progress.add_task("pruning", total=total, errors=0)
     progress.start()
     return progress, task

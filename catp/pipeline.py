@@ -249,7 +249,9 @@ class Pruner:
             for d in dropped:
                 cats[d.category] = cats.get(d.category, 0) + 1
             summary = ", ".join(f"{c}: {n}" for c, n in sorted(cats.items()))
-            warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary})")
+            warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary}): "
+                            "facts the rules protect that did not fit; the result's dropped_protected lists "
+                            "each with its rule (catp prune --format json)")
         output_tokens = self.tokens.count(text)
         stats = PruneStats(
             input_tokens=input_tokens, output_tokens=output_tokens, budget=budget,
