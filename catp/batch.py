@@ -101,6 +101,15 @@ class BatchSummary:
                 f"{self.jobs} jobs, engine {self.engine}")
 
 
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `run_batch`: the output was closed whole (every row written is complete);
+    `summary` counts the rows written."""
+
+    def __init__(self, summary: BatchSummary) -> None:
+        super().__init__()
+        self.summary = summary
+
+
 # -- reading ---------------------------------------------------------------------------------
 
 
@@ -473,7 +482,8 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
 
     engine "local" prunes here (jobs=1) or in a process pool; "ray" on Ray Data actors (`address`:
     None starts a local Ray, else "auto" or "ray://HOST:PORT"). With `resume`, rows whose id is
-    already in the output are skipped and the others appended (see catp.batch_output)."""
+    already in the output are skipped and the others appended (see catp.batch_output). Ctrl-C raises
+    BatchInterrupted (a KeyboardInterrupt) once the rows written so far are closed whole."""
     from catp.batch_output import id_key, open_output
     from catp.errors import CatpError
 
@@ -528,11 +538,17 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
                     summary.output_tokens += row["stats"]["output_tokens"]
             if bar is not None:
                 bar[0].update(bar[1], advance=1, errors=summary.errors)
+    except KeyboardInterrupt:
+        interrupted = True
+    else:
+        interrupted = False
     finally:
         if bar is not None:
             bar[0].stop()
         writer.close()
     summary.elapsed_s = time.perf_counter() - started
+    if interrupted:
+        raise BatchInterrupted(summary) from None
     return summary
 
 
