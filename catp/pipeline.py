@@ -251,7 +251,7 @@ class Pruner:
             summary = ", ".join(f"{c}: {n}" for c, n in sorted(cats.items()))
             warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary}): "
                             "facts the rules protect that did not fit; the result's dropped_protected lists "
-                            "each with its rule (catp prune --format json)")
+                            "each with its rule (--format json)")
         output_tokens = self.tokens.count(text)
         stats = PruneStats(
             input_tokens=input_tokens, output_tokens=output_tokens, budget=budget,
