@@ -250,8 +250,8 @@ class Pruner:
                 cats[d.category] = cats.get(d.category, 0) + 1
             summary = ", ".join(f"{c}: {n}" for c, n in sorted(cats.items()))
             warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary}): "
-                            "facts the rules protect that did not fit; the result's dropped_protected lists "
-                            "each with its rule (--format json)")
+                            "facts the rules protect that did not fit; dropped_protected lists each with its "
+                            "rule (catp prune or ask --format json)")
         output_tokens = self.tokens.count(text)
         stats = PruneStats(
             input_tokens=input_tokens, output_tokens=output_tokens, budget=budget,
