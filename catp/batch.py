@@ -73,6 +73,7 @@ class Item:
     path: str | None = None
     overrides: dict = field(default_factory=dict)
     error: str | None = None
+    where: str | None = None  # FILE:LINE or FILE:ROW of a record, for its pruning errors
 
 
 @dataclass
@@ -225,7 +226,7 @@ def record_item(row: dict, where: str, options: BatchOptions, index: int = 0) ->
         what = "missing" if text is None else f"of type {type(text).__name__}, not a string"
         return Item(index, doc_id, error=f"{where}: field {options.text_field!r} is {what}")
     overrides = {k: row[k] for k in ("budget", "ratio", "question", "domain") if row.get(k) is not None}
-    return Item(index, doc_id, text=text, overrides=overrides)
+    return Item(index, doc_id, text=text, overrides=overrides, where=where)
 
 
 def is_parquet(name: str) -> bool:
@@ -337,8 +338,8 @@ class Worker:
                 else (o.budget, o.ratio)
             result = self.pruner(str(ov.get("domain") or o.domain)).prune(
                 text, budget=budget, ratio=ratio, question=ov.get("question", o.question), encoding=encoding)
-        except CatpError as exc:
-            return error_row(item.id, str(exc))
+        except CatpError as exc:  # a record's error names its line or row, as its reading errors do
+            return error_row(item.id, f"{item.where}: {exc}" if item.where else str(exc))
         except MemoryError:
             return error_row(item.id, "out of memory while pruning this document")
         except Exception as exc:  # a bug must not lose the row (or the batch)

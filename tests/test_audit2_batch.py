@@ -47,6 +47,8 @@ def test_bad_rows_and_files_in_the_middle_are_error_rows(tmp_path):
     assert [r["error"] is None for r in out] == [True, False, False, False, False, False, True,
                                                  True, False, False, True]
     assert all(r["text"] for r in out if r["error"] is None)
+    where = ["in.jsonl:2", "in.jsonl:3", "in.jsonl:4", "in.jsonl:5", "in.jsonl:7", "docs/2.bin", "docs/3.txt"]
+    assert [r["error"].split(": ")[0] for r in out if r["error"]] == where  # each names its line or file
     assert b"11 rows (4 ok, 7 errors)" in err
 
 
