@@ -507,11 +507,13 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
     summary = BatchSummary(jobs=max(jobs, 1), engine=engine)
     started = time.perf_counter()
     writer = open_output(output, resume=resume, rows_per_file=rows_per_file)
-    done = frozenset(writer.done)
+    done = writer.done  # id key -> rows written: the first that many input rows with that id are skipped
     bar = _progress(count_documents(sources)) if progress else None
 
     def skipped(item: Item) -> bool:
-        if done and id_key(item.id) in done:
+        key = id_key(item.id) if done else None
+        if done.get(key):
+            done[key] -= 1
             summary.skipped += 1
             if bar is not None:
                 bar[0].update(bar[1], advance=1)
@@ -520,7 +522,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
 
     try:
         if engine == "ray":
-            rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=done)
+            rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=frozenset(done))
         else:
             items = (item for item in iter_items(sources, options) if not skipped(item))
             # the pool orders rows by a contiguous index: number the items left after skipping

@@ -74,3 +74,19 @@ def test_ctrl_c_leaves_whole_rows_says_so_and_resume_finishes(tmp_path):
     again.communicate(timeout=600)
     assert again.returncode == 0
     assert [r["id"] for r in rows(out)] == [f"d{n}" for n in range(60)]
+
+
+def test_resume_with_a_repeated_id_loses_no_row(tmp_path):
+    docs = [("a", "The fee is $5 due on 1 March 2024."), ("a", "Another document: the fee is $7."),
+            ("b", "A third one. The fee is $9."), ("a", "A fourth, with the first id again.")]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in docs))
+    proc = catp("batch", "in.jsonl", "--ratio", "1", "-o", "clean.jsonl", cwd=tmp_path)
+    assert proc.wait(timeout=300) == 0
+    clean = (tmp_path / "clean.jsonl").read_bytes()
+    for cut in (1, 2, 3):  # what an interrupted run left: its first rows, and half of the next one
+        lines = clean.splitlines(keepends=True)
+        (tmp_path / "out.jsonl").write_bytes(b"".join(lines[:cut]) + lines[cut][:20])
+        proc = catp("batch", "in.jsonl", "--ratio", "1", "-o", "out.jsonl", "--resume", cwd=tmp_path)
+        assert proc.wait(timeout=300) == 0
+        assert [(r["id"], r["text"]) for r in rows(tmp_path / "out.jsonl")] == \
+            [(r["id"], r["text"]) for r in rows(tmp_path / "clean.jsonl")], cut
