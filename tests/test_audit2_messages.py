@@ -43,3 +43,12 @@ def test_eval_writes_no_progress_bar_into_a_log(tmp_path):
                "--out", str(tmp_path / "report"), "--jobs", "1")
     err = proc.stderr.decode()
     assert proc.returncode == 0 and BAR not in err and "report:" in err, err
+
+
+def test_eval_on_a_data_file_without_documents_is_an_error(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
+    proc = run("-m", "evals", "--data", str(tmp_path / "empty.jsonl"), "--ratios", "1/6", "--no-values",
+               "--baselines", "", "--out", str(tmp_path / "report"), "--jobs", "1")
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and err == f"evals: error: {tmp_path / 'empty.jsonl'}: no documents in it\n", err
+    assert not (tmp_path / "report").exists()
