@@ -80,3 +80,12 @@ def test_cli_a_question_longer_than_the_prompt_limit_is_one_line(vllm_server, tm
     proc = catp("ask", str(doc), "why " * 3000, "--server", vllm_server)
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     assert proc.stderr.splitlines() == [l for l in proc.stderr.splitlines() if l.startswith("catp: error:")]
+
+
+def test_a_max_model_len_over_the_servers_is_not_used(client, vllm_server):
+    result = ask(TEXT, QUESTION, backend=client, domain="legal", max_tokens=16, max_model_len=100_000)
+    assert result.budget.max_model_len.value == vllm_server.max_model_len
+    assert result.reprunes == 0 and result.prompt_tokens + 16 <= vllm_server.max_model_len
+    assert any("over the engine's 2048" in w for w in result.warnings), result.warnings
+    proc = catp("budget", "--server", vllm_server, "--max-model-len", "100000")
+    assert proc.returncode == 0 and "over the engine's 2048" in proc.stderr, proc.stderr
