@@ -130,6 +130,21 @@ def expand_inputs(inputs: Iterable[str | Path], glob: str = "*") -> list[str]:
     return out
 
 
+def _check_output_is_not_an_input(output, sources: list[str]) -> None:
+    """Writing starts by emptying the output: were it one of the inputs (or a Parquet output folder
+    holding one), the input would be gone before it is read."""
+    if not isinstance(output, (str, Path)) or str(output) == "-":
+        return
+    target = os.path.realpath(output)
+    inside = target.rstrip(os.sep) + os.sep
+    for name in sources:
+        path = "" if name == "-" else os.path.realpath(name)
+        if path == target or path.startswith(inside):
+            from catp.errors import CatpError
+
+            raise CatpError(f"{output}: the output is also an input ({name}); write it elsewhere")
+
+
 def is_jsonl(name: str) -> bool:
     return name == "-" or name.lower().endswith(JSONL_SUFFIXES)
 
@@ -498,6 +513,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
         batch_ray.require_ray()  # a one-line error before anything is written
         if "-" in sources:
             raise CatpError("--engine ray cannot read stdin: give files or folders")
+    _check_output_is_not_an_input(output, sources)
     for name in sources:  # a missing text column is one error, before anything is written (on either engine)
         if is_parquet(name):
             try:

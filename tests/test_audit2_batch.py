@@ -90,3 +90,18 @@ def test_resume_with_a_repeated_id_loses_no_row(tmp_path):
         assert proc.wait(timeout=300) == 0
         assert [(r["id"], r["text"]) for r in rows(tmp_path / "out.jsonl")] == \
             [(r["id"], r["text"]) for r in rows(tmp_path / "clean.jsonl")], cut
+
+
+def test_an_output_that_is_also_an_input_is_refused_before_it_is_emptied(tmp_path):
+    source = tmp_path / "docs.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": GOOD}) + "\n", encoding="utf-8")
+    before = source.read_bytes()
+    (tmp_path / "out.parquet").mkdir()
+    (tmp_path / "out.parquet" / "notes.txt").write_text(GOOD, encoding="utf-8")
+    for command in (["batch", "docs.jsonl", "-o", "docs.jsonl"], ["prune", "docs.jsonl", "-o", "docs.jsonl"],
+                    ["batch", ".", "--glob", "*.jsonl", "-o", "./docs.jsonl"],
+                    ["batch", "out.parquet", "-o", "out.parquet"]):
+        proc = catp(*command, "--ratio", "1/2", cwd=tmp_path)
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 2 and err.decode().startswith("catp: error: ") and b"also an input" in err, err
+        assert source.read_bytes() == before and (tmp_path / "out.parquet" / "notes.txt").exists()
