@@ -219,3 +219,14 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def test_a_small_trained_bpe_tokenizer(tiny_model_dir):
+    """The test model's own byte-level BPE (1,024 tokens, trained here): many more tokens per word."""
+    pruner = Pruner(tokenizer=str(tiny_model_dir))
+    for name in ("mixed", "emoji", "combining", "crlf"):
+        all_budgets(pruner, ODD[name])
+    for _, text in _sample_docs()[:4]:
+        for budget in (0, 3, 200):
+            check(pruner, text, budget=budget)
+        check(pruner, text, ratio="1/6")
