@@ -71,6 +71,7 @@ class JsonlWriter:
 
     def write(self, row: dict) -> None:
         self.stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self.stream.flush()  # each row reaches the file (or pipe) whole as it is done: a kill loses none
 
     def close(self) -> None:
         if self.close_stream:
@@ -80,7 +81,8 @@ class JsonlWriter:
 
 
 def _resume_jsonl(path: Path) -> Counter:
-    """The id keys of the complete rows in `path` (how many rows each), after cutting off a last line left unfinished."""
+    """The id keys of the complete rows in `path`, with how many rows each, after cutting off a last
+    line left unfinished."""
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
     if end < len(data):  # a crash mid-line: that row is pruned again

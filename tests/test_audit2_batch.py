@@ -105,3 +105,20 @@ def test_an_output_that_is_also_an_input_is_refused_before_it_is_emptied(tmp_pat
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 2 and err.decode().startswith("catp: error: ") and b"also an input" in err, err
         assert source.read_bytes() == before and (tmp_path / "out.parquet" / "notes.txt").exists()
+
+
+def test_each_row_reaches_the_file_as_it_is_done(tmp_path, monkeypatch):
+    import catp.batch as batch
+
+    source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text("".join(json.dumps({"id": f"d{n}", "text": GOOD}) + "\n" for n in range(3)), encoding="utf-8")
+    on_disk = []  # rows in the file when each document starts
+    prune = batch.Worker.prune
+
+    def spy(self, item):
+        on_disk.append(out.read_bytes().count(b"\n"))
+        return prune(self, item)
+
+    monkeypatch.setattr(batch.Worker, "prune", spy)
+    batch.run_batch([source], out, batch.BatchOptions(ratio="1/2"), progress=False)
+    assert on_disk == [0, 1, 2]  # a kill at any point leaves every finished row in the file

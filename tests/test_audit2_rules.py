@@ -26,7 +26,8 @@ def readme_rule_file() -> str:
 
 
 def commands(name: str) -> list[list[str]]:
-    return [["rules", "lint", name], ["rules", "test", name], ["rules", "explain", "mine.royalty_rate", "--rules", name],
+    return [["rules", "lint", name], ["rules", "test", name],
+            ["rules", "explain", "mine.royalty_rate", "--rules", name],
             ["rules", "policy", "--domain", "legal", "--rules", name],
             ["prune", "doc.txt", "--ratio", "1/6", "--rules", name]]
 
