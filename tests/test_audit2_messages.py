@@ -52,3 +52,13 @@ def test_eval_on_a_data_file_without_documents_is_an_error(tmp_path):
     err = proc.stderr.decode()
     assert proc.returncode == 2 and err == f"evals: error: {tmp_path / 'empty.jsonl'}: no documents in it\n", err
     assert not (tmp_path / "report").exists()
+
+
+def test_eval_names_the_line_of_a_document_without_text(tmp_path):
+    text = CONTRACT.read_text(encoding="utf-8")[:2000]
+    rows = [{"id": "a", "text": text}, {"id": "b", "text": " \n"}]
+    (tmp_path / "set.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    proc = run("-m", "evals", "--data", str(tmp_path / "set.jsonl"), "--ratios", "1/6", "--no-values",
+               "--baselines", "", "--out", str(tmp_path / "report"), "--jobs", "1")
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == f"evals: error: {tmp_path / 'set.jsonl'}:2: the text is empty\n"
