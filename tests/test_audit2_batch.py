@@ -58,8 +58,9 @@ def test_ctrl_c_leaves_whole_rows_says_so_and_resume_finishes(tmp_path):
         for n in range(60):  # distinct texts: no cached analysis, each takes a while
             fh.write(json.dumps({"id": f"d{n}", "text": f"Document {n}.\n" + CONTRACT}) + "\n")
     out = tmp_path / "out.jsonl"
+    # SIG_DFL first: a suite started in the background (nohup, &) ignores SIGINT, and so would the child
     proc = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "-j", "2", cwd=tmp_path,
-                start_new_session=True)
+                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 200
     while (not out.exists() or out.read_bytes().count(b"\n") < 3) and time.time() < deadline:
         time.sleep(0.05)
