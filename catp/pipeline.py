@@ -66,6 +66,8 @@ class Pruner:
                  regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
         if not isinstance(gap_marker, str):
             raise CatpError(f"the gap marker must be a str, got {gap_marker!r}")
+        if _SURROGATE.search(gap_marker):  # e.g. bytes that are not UTF-8 on the command line
+            raise CatpError(f"the gap marker {gap_marker!r} holds lone surrogates (not valid UTF-8)")
         self.domain = None if domain in (None, "auto") else domain
         self.extra_rules = [str(r) for r in rule_paths(rules)]
         self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)

@@ -102,6 +102,8 @@ def ask(
     text = _read(document)
     if not question or not question.strip():
         raise InputError("the question is empty")
+    if any("\ud800" <= ch <= "\udfff" for ch in question):  # it could not be sent as JSON
+        raise InputError(f"the question {question!r} holds lone surrogates (not valid UTF-8)")
     own_backend = backend is None
     if backend is None:
         if not server:
