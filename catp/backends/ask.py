@@ -104,6 +104,9 @@ def ask(
         raise InputError("the question is empty")
     if any("\ud800" <= ch <= "\udfff" for ch in question):  # it could not be sent as JSON
         raise InputError(f"the question {question!r} holds lone surrogates (not valid UTF-8)")
+    messages = list(messages)
+    if messages:
+        normalize_messages(messages)  # bad extra messages fail before any request
     own_backend = backend is None
     if backend is None:
         if not server:
