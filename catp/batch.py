@@ -73,6 +73,7 @@ class Item:
     path: str | None = None
     overrides: dict = field(default_factory=dict)
     error: str | None = None
+    where: str | None = None  # FILE:LINE or FILE:ROW of a record, for its pruning errors
 
 
 @dataclass
@@ -101,6 +102,15 @@ class BatchSummary:
                 f"{self.jobs} jobs, engine {self.engine}")
 
 
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `run_batch`: the output was closed whole (every row written is complete);
+    `summary` counts the rows written."""
+
+    def __init__(self, summary: BatchSummary) -> None:
+        super().__init__()
+        self.summary = summary
+
+
 # -- reading ---------------------------------------------------------------------------------
 
 
@@ -118,6 +128,21 @@ def expand_inputs(inputs: Iterable[str | Path], glob: str = "*") -> list[str]:
         else:
             out.append(name)
     return out
+
+
+def _check_output_is_not_an_input(output, sources: list[str]) -> None:
+    """Writing starts by emptying the output: were it one of the inputs (or a Parquet output folder
+    holding one), the input would be gone before it is read."""
+    if not isinstance(output, (str, Path)) or str(output) == "-":
+        return
+    target = os.path.realpath(output)
+    inside = target.rstrip(os.sep) + os.sep
+    for name in sources:
+        path = "" if name == "-" else os.path.realpath(name)
+        if path == target or path.startswith(inside):
+            from catp.errors import CatpError
+
+            raise CatpError(f"{output}: the output is also an input ({name}); write it elsewhere")
 
 
 def is_jsonl(name: str) -> bool:
@@ -216,7 +241,7 @@ def record_item(row: dict, where: str, options: BatchOptions, index: int = 0) ->
         what = "missing" if text is None else f"of type {type(text).__name__}, not a string"
         return Item(index, doc_id, error=f"{where}: field {options.text_field!r} is {what}")
     overrides = {k: row[k] for k in ("budget", "ratio", "question", "domain") if row.get(k) is not None}
-    return Item(index, doc_id, text=text, overrides=overrides)
+    return Item(index, doc_id, text=text, overrides=overrides, where=where)
 
 
 def is_parquet(name: str) -> bool:
@@ -328,8 +353,8 @@ class Worker:
                 else (o.budget, o.ratio)
             result = self.pruner(str(ov.get("domain") or o.domain)).prune(
                 text, budget=budget, ratio=ratio, question=ov.get("question", o.question), encoding=encoding)
-        except CatpError as exc:
-            return error_row(item.id, str(exc))
+        except CatpError as exc:  # a record's error names its line or row, as its reading errors do
+            return error_row(item.id, f"{item.where}: {exc}" if item.where else str(exc))
         except MemoryError:
             return error_row(item.id, "out of memory while pruning this document")
         except Exception as exc:  # a bug must not lose the row (or the batch)
@@ -473,7 +498,8 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
 
     engine "local" prunes here (jobs=1) or in a process pool; "ray" on Ray Data actors (`address`:
     None starts a local Ray, else "auto" or "ray://HOST:PORT"). With `resume`, rows whose id is
-    already in the output are skipped and the others appended (see catp.batch_output)."""
+    already in the output are skipped and the others appended (see catp.batch_output). Ctrl-C raises
+    BatchInterrupted (a KeyboardInterrupt) once the rows written so far are closed whole."""
     from catp.batch_output import id_key, open_output
     from catp.errors import CatpError
 
@@ -487,6 +513,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
         batch_ray.require_ray()  # a one-line error before anything is written
         if "-" in sources:
             raise CatpError("--engine ray cannot read stdin: give files or folders")
+    _check_output_is_not_an_input(output, sources)
     for name in sources:  # a missing text column is one error, before anything is written (on either engine)
         if is_parquet(name):
             try:
@@ -496,11 +523,13 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
     summary = BatchSummary(jobs=max(jobs, 1), engine=engine)
     started = time.perf_counter()
     writer = open_output(output, resume=resume, rows_per_file=rows_per_file)
-    done = frozenset(writer.done)
+    done = writer.done  # id key -> rows written: the first that many input rows with that id are skipped
     bar = _progress(count_documents(sources)) if progress else None
 
     def skipped(item: Item) -> bool:
-        if done and id_key(item.id) in done:
+        key = id_key(item.id) if done else None
+        if done.get(key):
+            done[key] -= 1
             summary.skipped += 1
             if bar is not None:
                 bar[0].update(bar[1], advance=1)
@@ -509,7 +538,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
 
     try:
         if engine == "ray":
-            rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=done)
+            rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=frozenset(done))
         else:
             items = (item for item in iter_items(sources, options) if not skipped(item))
             # the pool orders rows by a contiguous index: number the items left after skipping
@@ -528,11 +557,17 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
                     summary.output_tokens += row["stats"]["output_tokens"]
             if bar is not None:
                 bar[0].update(bar[1], advance=1, errors=summary.errors)
+    except KeyboardInterrupt:
+        interrupted = True
+    else:
+        interrupted = False
     finally:
         if bar is not None:
             bar[0].stop()
         writer.close()
     summary.elapsed_s = time.perf_counter() - started
+    if interrupted:
+        raise BatchInterrupted(summary) from None
     return summary
 
 
@@ -541,9 +576,10 @@ def _progress(total: int | None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
         TimeRemainingColumn
 
+    console = Console(stderr=True)  # a bar only on a terminal: a log file gets the summary line alone
     progress = Progress(TextColumn("pruning"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[errors]} errors"), TimeElapsedColumn(), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=False)
+                        console=console, transient=False, disable=not console.is_terminal)
     task = progress.add_task("pruning", total=total, errors=0)
     progress.start()
     return progress, task

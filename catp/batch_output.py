@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import IO
 
@@ -41,7 +42,7 @@ def is_parquet_output(output) -> bool:
 
 def open_output(output: str | Path | IO[str], *, resume: bool = False, rows_per_file: int = 1000):
     """A writer for `output`: '-' or a text stream (JSONL), a path ending in .parquet (a Parquet
-    folder), or any other path (a JSONL file). With `resume`, `writer.done` holds the keys of the
+    folder), or any other path (a JSONL file). With `resume`, `writer.done` counts the keys of the
     ids already written and new rows are appended; without it the output starts empty."""
     from catp.errors import CatpError
 
@@ -55,14 +56,14 @@ def open_output(output: str | Path | IO[str], *, resume: bool = False, rows_per_
 
 
 class JsonlWriter:
-    def __init__(self, stream: IO[str], *, close: bool, done: set[str] | None = None):
+    def __init__(self, stream: IO[str], *, close: bool, done: Counter | None = None):
         self.stream = stream
         self.close_stream = close
-        self.done: set[str] = done or set()
+        self.done: Counter = done or Counter()
 
     @classmethod
     def open(cls, path: Path, *, resume: bool) -> JsonlWriter:
-        done: set[str] = set()
+        done: Counter = Counter()
         if resume and path.exists():
             done = _resume_jsonl(path)
         stream = open(path, "a" if resume else "w", encoding="utf-8")
@@ -70,6 +71,7 @@ class JsonlWriter:
 
     def write(self, row: dict) -> None:
         self.stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self.stream.flush()  # each row reaches the file (or pipe) whole as it is done: a kill loses none
 
     def close(self) -> None:
         if self.close_stream:
@@ -78,21 +80,22 @@ class JsonlWriter:
             self.stream.flush()
 
 
-def _resume_jsonl(path: Path) -> set[str]:
-    """The id keys of the complete rows in `path`, after cutting off a last line left unfinished."""
+def _resume_jsonl(path: Path) -> Counter:
+    """The id keys of the complete rows in `path`, with how many rows each, after cutting off a last
+    line left unfinished."""
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
     if end < len(data):  # a crash mid-line: that row is pruned again
         with open(path, "r+b") as fh:
             fh.truncate(end)
-    done = set()
+    done: Counter = Counter()
     for line in data[:end].splitlines():
         try:
             row = json.loads(line)
         except ValueError:
             continue
         if isinstance(row, dict) and "id" in row:
-            done.add(id_key(row["id"]))
+            done[id_key(row["id"])] += 1
     return done
 
 
@@ -116,7 +119,7 @@ class ParquetWriter:
         self.folder = folder
         self.rows_per_file = max(1, rows_per_file)
         self.buffer: list[dict] = []
-        self.done: set[str] = set()
+        self.done: Counter = Counter()
         for tmp in folder.glob(f"{PART_PREFIX}*.tmp"):
             tmp.unlink()
         parts = sorted(folder.glob(f"{PART_PREFIX}*.parquet"))

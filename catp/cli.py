@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             code = app(args=argv, standalone_mode=False)
+        if code == 130:  # typer turns Ctrl-C into this exit code, silently
+            typer.echo("catp: interrupted", err=True)
         return code if isinstance(code, int) else 0
     except CatpError as exc:
         _error(str(exc))

@@ -21,8 +21,8 @@ def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = D
     if not data.strip():
         raise InputError(f"{source}: the input is empty")
     if encoding:
-        try:
-            return _clean(data.decode(encoding), source), encoding
+        try:  # the user says it is text: NUL characters are kept, not taken for binary
+            return _clean(data.decode(encoding), source, nul_check=False), encoding
         except (LookupError, UnicodeDecodeError) as exc:
             raise InputError(f"{source}: cannot decode as {encoding}: {exc}") from exc
     for bom, name in _BOMS:
@@ -36,7 +36,8 @@ def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = D
     except UnicodeDecodeError:
         pass
     if b"\x00" in data:
-        raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); give --encoding if it is text")
+        raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); "
+                         "give --encoding (e.g. utf-8) if it is text")
     mostly = _mostly_utf8(data, source)
     if mostly is not None:
         return _clean(mostly, source), "utf-8"
@@ -80,13 +81,15 @@ def _detect(data: bytes):
     return best
 
 
-def _clean(text: str, source: str) -> str:
-    """Text stays exactly as decoded (offsets refer to it), but NUL-riddled text is refused."""
+def _clean(text: str, source: str, nul_check: bool = True) -> str:
+    """Text stays exactly as decoded (offsets refer to it), but NUL-riddled text is refused unless
+    its encoding was given."""
     if not text.strip():
         raise InputError(f"{source}: the input is empty")
     nul = text.count("\x00")
-    if nul and nul > len(text) // 100:
-        raise InputError(f"{source}: looks binary ({nul} NUL characters); give --encoding if it is UTF-16/32 text without a BOM")
+    if nul_check and nul and nul > len(text) // 100:
+        raise InputError(f"{source}: looks binary ({nul} NUL characters); give --encoding if it is text "
+                         "(utf-8 keeps the NULs; utf-16-le/be or utf-32 for such text without a BOM)")
     return text
 
 

@@ -65,6 +65,8 @@ class Pruner:
                  regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
         if not isinstance(gap_marker, str):
             raise CatpError(f"the gap marker must be a str, got {gap_marker!r}")
+        if _SURROGATE.search(gap_marker):  # e.g. bytes that are not UTF-8 on the command line
+            raise CatpError(f"the gap marker {gap_marker!r} holds lone surrogates (not valid UTF-8)")
         self.domain = None if domain in (None, "auto") else domain
         self.extra_rules = [str(r) for r in rule_paths(rules)]
         self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
@@ -249,7 +251,9 @@ class Pruner:
             for d in dropped:
                 cats[d.category] = cats.get(d.category, 0) + 1
             summary = ", ".join(f"{c}: {n}" for c, n in sorted(cats.items()))
-            warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary})")
+            warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary}): "
+                            "facts the rules protect that did not fit; dropped_protected lists each with its "
+                            "rule (catp prune or ask --format json)")
         output_tokens = self.tokens.count(text)
         stats = PruneStats(
             input_tokens=input_tokens, output_tokens=output_tokens, budget=budget,

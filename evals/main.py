@@ -107,7 +107,7 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
     check_catp(config, {opts.domain or d.domain for s in sets for d in s.docs})
     total = sum(len(s.docs) for s in sets)
     with Progress(TextColumn("[bold]eval"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
+                  console=console, transient=False, disable=not console.is_terminal) as progress:
         task = progress.add_task("docs", total=total)
         results, skipped = run_all(sets, config, opts.jobs, progress=lambda: progress.advance(task))
     for reason in skipped.values():

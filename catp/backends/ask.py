@@ -102,6 +102,11 @@ def ask(
     text = _read(document)
     if not question or not question.strip():
         raise InputError("the question is empty")
+    if any("\ud800" <= ch <= "\udfff" for ch in question):  # it could not be sent as JSON
+        raise InputError(f"the question {question!r} holds lone surrogates (not valid UTF-8)")
+    messages = list(messages)
+    if messages:
+        normalize_messages(messages)  # bad extra messages fail before any request
     own_backend = backend is None
     if backend is None:
         if not server:
@@ -203,6 +208,8 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
             result = pruner.prune(text, budget=doc_budget, question=question)
             msgs = build(result.text)[0]
 
+    if gen.finish_reason == "length":  # said, never silent: the answer stopped at its token limit
+        warnings.append(_cut_note(gen, max_tokens, figures.max_model_len.value))
     warnings += result.warnings
     return AskResult(
         answer=gen.text, finish_reason=gen.finish_reason, model=gen.model or backend.model, backend=backend.name,
@@ -212,6 +219,14 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
         messages=msgs, warnings=warnings, streamed=gen.streamed,
         elapsed_s=round(time.perf_counter() - started, 6),
     )
+
+
+def _cut_note(gen, max_tokens: int, max_model_len: int) -> str:
+    room = max_model_len - gen.prompt_tokens if gen.prompt_tokens is not None else max_tokens
+    if room < max_tokens:  # vLLM shortens max_tokens to what max_model_len leaves, without a word
+        return (f"the answer was cut at {gen.completion_tokens} tokens: the prompt's {gen.prompt_tokens} tokens "
+                f"left {room} of max_tokens {max_tokens} within max_model_len {max_model_len}")
+    return f"the answer was cut at max_tokens {max_tokens} (finish_reason length); raise --max-tokens for more"
 
 
 def _smaller_budget(result: PruneResult, sent: int, limit: int, overhead: int) -> int:

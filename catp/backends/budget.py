@@ -111,6 +111,13 @@ def engine_budget(
     warnings: list[str] = []
     if max_model_len is not None:
         ctx = Figure(value=max_model_len, source="given (--max-model-len)")
+        try:
+            served = backend.max_model_len()
+        except BackendError:  # the override is for servers that do not say
+            served = None
+        if served is not None and served < max_model_len:  # the server would refuse (or cut) longer requests
+            warnings.append(f"the given max_model_len {max_model_len} is over the engine's {served}; using {served}")
+            ctx = Figure(value=served, source=backend.max_model_len_source)
     else:
         served = backend.max_model_len()
         if served is None:

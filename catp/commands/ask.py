@@ -11,6 +11,7 @@ import typer
 
 from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
 from catp.commands.prune import Domain
+from catp.errors import CatpError
 
 
 class Format(str, Enum):
@@ -52,16 +53,25 @@ def ask_command(
         log_to_stderr()
     out = sys.stdout
     printer = None
+    printed: list[bool] = []
     if stream and fmt is Format.text:
         def printer(delta: str) -> None:
             out.write(delta)
             out.flush()
+            printed[:] = [True]
 
-    result = ask(text, question, server=server, model=model, api_key=api_key, domain=domain.value,
-                 rules=[str(r) for r in rules], tokenizer=tokenizer, lang=lang.value if lang else None,
-                 template=template, messages=[{"role": "system", "content": system}] if system else (),
-                 max_tokens=max_tokens, concurrency=concurrency, budget=budget, on_delta=printer,
-                 connect_timeout=connect_timeout, read_timeout=read_timeout, retries=retries)
+    try:
+        result = ask(text, question, server=server, model=model, api_key=api_key, domain=domain.value,
+                     rules=[str(r) for r in rules], tokenizer=tokenizer, lang=lang.value if lang else None,
+                     template=template, messages=[{"role": "system", "content": system}] if system else (),
+                     max_tokens=max_tokens, concurrency=concurrency, budget=budget, on_delta=printer,
+                     connect_timeout=connect_timeout, read_timeout=read_timeout, retries=retries)
+    except CatpError as exc:
+        if not printed:
+            raise
+        out.write("\n")  # the partial answer ends its line; the error says it is partial
+        out.flush()
+        raise type(exc)(f"the answer above is incomplete: {exc}") from exc
     if show_pruned:
         typer.echo(f"--- pruned document ({result.prune.stats.output_tokens} tokens) ---", err=True)
         typer.echo(result.prune.text, err=True)

@@ -65,7 +65,7 @@ def batch_command(
     --engine local and --engine ray give the same rows; --resume skips the ids already in --out.
     Exit code 0 when every row succeeded, 1 when some rows are errors.
     """
-    from catp.batch import BatchOptions, run_batch
+    from catp.batch import BatchInterrupted, BatchOptions, run_batch
 
     if address and engine != "ray":
         raise CatpError("--address is for --engine ray")
@@ -87,8 +87,16 @@ def batch_command(
                                       scorer_compile, scorer=scorer),
         gap_marker=gap_marker, cue_window_tokens=cue_window, encoding=encoding, max_bytes=max_bytes,
         text_field=text_field, id_field=id_field, glob=glob, setup=setup)
-    summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet, engine=engine,
-                        address=address, resume=resume)
+    try:
+        summary = run_batch(inputs, output, options, jobs=jobs, progress=progress and not quiet, engine=engine,
+                            address=address, resume=resume)
+    except BatchInterrupted as stop:
+        where = "stdout" if output == "-" else output
+        typer.echo(stop.summary.line(where), err=True)
+        if output != "-":
+            typer.echo(f"catp: the rows above are whole in {where}; run it again with --resume to do the rest",
+                       err=True)
+        raise
     if not quiet:
         typer.echo(summary.line("stdout" if output == "-" else output), err=True)
     if summary.errors:

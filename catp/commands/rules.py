@@ -26,16 +26,22 @@ def _load(paths: list[Path], domain: Optional[str]):
     return loaded
 
 
+def _compile(loaded) -> None:
+    """Compile every pattern, as prune does: a bad regex names its file, line and rule id."""
+    from catp.rules.registry import RuleRegistry
+
+    for item in loaded:
+        RuleRegistry([item])
+
+
 @rules_app.command("lint")
 def lint_command(paths: list[Path] = typer.Argument(None, help="Rule files (default: the built-in ones)."),
                  strict: bool = typer.Option(False, help="Exit 1 on warnings too.")) -> None:
     """Validate rule files: schema, regexes, duplicate ids; warn on likely mistakes."""
     from catp.rules.check import lint
-    from catp.rules.registry import RuleRegistry
 
     loaded = _load(paths or [], None)
-    for item in loaded:
-        RuleRegistry([item])  # compiles every pattern: errors name file, line and rule id
+    _compile(loaded)
     problems = lint(loaded)
     for p in problems:
         typer.echo(f"warning: {p}", err=True)
@@ -49,15 +55,19 @@ def lint_command(paths: list[Path] = typer.Argument(None, help="Rule files (defa
 def test_command(paths: list[Path] = typer.Argument(None, help="Rule files (default: the built-in ones)."),
                  tokenizer: Optional[str] = typer.Option(None, help="Tokenizer for cue windows.")) -> None:
     """Run every rule's `examples`: each `match` text must match, each `no_match` text must not."""
+    from rich.console import Console
     from rich.progress import track
 
     from catp.rules.check import run_examples
     from catp.tokens import load_token_counter
 
     loaded = _load(paths or [], None)
+    _compile(loaded)
     tokens = load_token_counter(tokenizer)
     failures_all, checked_all = [], 0
-    for item in track(loaded, description="testing rule sets", transient=True):
+    progress = Console(stderr=True)  # on stderr, and only on a terminal: stdout holds the result alone
+    for item in track(loaded, description="testing rule sets", transient=True, console=progress,
+                      disable=not progress.is_terminal):
         checked, failures = run_examples([item], tokens)
         checked_all += checked
         failures_all += failures
@@ -73,11 +83,10 @@ def explain_command(rule_id: str = typer.Argument(..., help="A rule id, e.g. dat
                     paths: list[Path] = typer.Option([], "--rules", help="Extra rule files.")) -> None:
     """Show where a rule is defined and what it does."""
     from catp.errors import CatpError
-    from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file
 
-    files = [builtin_path(n) for n in ("common", *BUILTIN_DOMAINS)] + list(paths)
-    for f in files:
-        item = load_file(f)
+    loaded = _load([], None) + (_load(paths, None) if paths else [])
+    _compile(loaded)
+    for item in loaded:
         for rule in item.ruleset.rules:
             if rule.id == rule_id:
                 typer.echo(f"{item.path}:{item.lines[rule.id]}")
@@ -93,7 +102,9 @@ def policy_command(domain: str = typer.Option(..., "--domain", help="legal, fina
     from catp.rules.loader import resolve
     from catp.rules.schema import merged_policy
 
-    rulesets = [item.ruleset for item in resolve(domain, [str(p) for p in paths])]
+    loaded = resolve(domain, [str(p) for p in paths])
+    _compile(loaded)
+    rulesets = [item.ruleset for item in loaded]
     policies = {lang: merged_policy(rulesets, lang).model_dump() for lang in ("en", "zh")}
     typer.echo(json.dumps(policies, indent=2))
 

@@ -59,6 +59,8 @@ def load_paths(paths: list[Path], *, domain: str | None = None) -> list[DataSet]
         if not found:
             raise DataError(f"{path}: no eval data found (expected .jsonl, a CUAD folder with "
                             "master_clauses.csv, TAT-QA or CAIL2019/CJRC .json, E3C .xml, CCKS .txtoriginal.txt, brat .ann/.txt or .bio)")
+        if not any(s.docs for s in found):  # else a report of nothing, exit 0
+            raise DataError(f"{path}: no documents in it")
         sets.extend(found)
     names: dict[str, int] = {}
     for s in sets:  # two sets of the same name stay apart

@@ -26,4 +26,6 @@ def load_jsonl(path: Path) -> list[DataSet]:
                 where = ".".join(str(p) for p in first["loc"])
                 message = first["msg"].removeprefix("Value error, ")
                 raise DataError(f"{path}:{line_no}: {where + ': ' if where else ''}{message}") from exc
+            if not docs[-1].text.strip():  # else the run stops later on 'the input is empty', naming no line
+                raise DataError(f"{path}:{line_no}: the text is empty")
     return [DataSet(set_name(path), str(path), docs)]
