@@ -69,7 +69,18 @@ def test_unknown_field_names_file_line_rule_and_field():
 
 def test_unknown_top_level_field():
     err = error_of("name: t\nlanguage: zh\nrules: []\n")
-    assert "language" in str(err) and err.path == "mine.yaml"
+    assert "language" in str(err) and err.path == "mine.yaml" and err.line == 2
+
+
+@pytest.mark.parametrize("raw, line, field", [
+    ("name: t\nselection:\n  en:\n    lead_weight: 2.0\n    lead_wieght: 3\nrules: []\n", 5, "lead_wieght"),
+    ("name: t\nselection:\n  zh:\n    lead_weight: -1\n", 4, "lead_weight"),
+    ("name: t\nselection:\n  fr: {}\n", 3, "fr"),
+    ("name: t\ndetect:\n  keywords: 5\n", 3, "keywords"),
+])
+def test_errors_outside_rules_name_their_line(raw, line, field):
+    err = error_of(raw)
+    assert (err.path, err.line) == ("mine.yaml", line) and field in str(err)
 
 
 def test_missing_id_names_the_rule_by_position():

@@ -69,7 +69,7 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
     try:
         ruleset = RuleSet.model_validate(data)
     except ValidationError as exc:
-        raise _explain(exc, data, rule_lines, path) from None
+        raise _explain(exc, data, rule_lines, path, root) from None
     lines: dict[str, int] = {}
     for index, rule in enumerate(ruleset.rules):
         line = rule_lines[index] if index < len(rule_lines) else None
@@ -125,7 +125,25 @@ def _rule_lines(root) -> list[int]:
     return []
 
 
-def _explain(exc: ValidationError, data: dict, rule_lines: list[int], path: str) -> RuleError:
+def _node_line(root, loc: tuple) -> int | None:
+    """Line of the deepest node along `loc` (mapping keys, sequence indexes) that the file has: the bad key
+    itself for an unknown field, its parent for a missing one."""
+    node, line = root, None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            found = next(((k, v) for k, v in node.value if getattr(k, "value", None) == str(part)), None)
+            if found is None:
+                break
+            line, node = found[0].start_mark.line + 1, found[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _explain(exc: ValidationError, data: dict, rule_lines: list[int], path: str, root=None) -> RuleError:
     err = exc.errors()[0]
     loc = err["loc"]
     rule_id = line = None
@@ -138,6 +156,7 @@ def _explain(exc: ValidationError, data: dict, rule_lines: list[int], path: str)
         field = ".".join(str(p) for p in loc[2:] if not isinstance(p, int) or p != loc[1])
     else:
         field = ".".join(str(p) for p in loc)
+        line = _node_line(root, loc)
     where = f"field '{field}': " if field else ""
     return RuleError(f"{where}{err['msg']}", path=path, line=line, rule_id=rule_id)
 
