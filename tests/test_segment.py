@@ -192,3 +192,14 @@ def test_medical_en_prunes_with_parentheses_split():
             "(normal level, 10-200U/L). ") * 3
     doc = Pruner(domain="medical").analyse(text, ratio=1.0)
     assert any(text[u.start : u.end] == "(normal level," for u in doc.units)
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u2060", "\ufeff", "\u200b\u2060"])
+def test_an_invisible_character_after_a_full_stop_does_not_hide_the_sentence_end(invisible):
+    """Text pasted from web pages and PDFs carries zero-width characters after full stops; the sentence
+    ended there all the same (it stayed one unit, which a small budget could not take at all)."""
+    text = f"The Licensee shall pay the fee.{invisible} The Licensor shall deliver the goods.{invisible} Payment is due."
+    units = segment(Document(text=text, lang="en")).units
+    assert [text[u.start : u.end] for u in units] == [
+        f"The Licensee shall pay the fee.{invisible}", f"The Licensor shall deliver the goods.{invisible}",
+        "Payment is due."]
