@@ -38,6 +38,7 @@ def eval_command(
     seed: int = typer.Option(0, help="Seed of the random-sentences baseline."),
     values: bool = typer.Option(True, "--values/--no-values", help="Run the independent number/date/money check."),
     failures: int = typer.Option(25, "--failures", help="Lost gold items listed per set."),
+    items: bool = typer.Option(False, "--items", help="Also write items.jsonl: each gold item's fate (kept or not) per method and budget, for per-item analysis."),
     update_docs: Optional[Path] = typer.Option(None, "--update-docs", help="Write the results table into this Markdown file."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Cache folder for extracted values (default ~/.cache/catp/evals)."),
 ) -> None:
@@ -54,7 +55,7 @@ def eval_command(
         paths=all_paths, domain=domain, rules=list(rules or []), against=list(against or []), ratios=ratios,
         budgets=budgets, size=size, question_aware=question_aware, out=out, scorer=scorer, tokenizer=tokenizer,
         baselines=baselines, jobs=jobs or os.cpu_count() or 1, limit=limit, seed=seed, values=values,
-        failures=failures, update_docs=update_docs,
+        failures=failures, items=items, update_docs=update_docs,
         cache=cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "catp" / "evals",
         command=f"{ctx.command_path} {shlex.join(args)}".strip(),
     )

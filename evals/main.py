@@ -35,6 +35,7 @@ class EvalOptions:
     seed: int = 0
     values: bool = True
     failures: int = 25
+    items: bool = False
     update_docs: Path | None = None
     cache: Path | None = None
     quiet: bool = False
@@ -135,6 +136,8 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
     plots = report.plot_sets(aggregated, opts.out / "plots", config.budgets, config.unit, skipped)
     failures_md = "\n".join(report.failure_markdown(name, items) for name, items in failures.items())
     report.write_report(opts.out, payload, tables, failures_md, plots)
+    if opts.items:
+        report.write_items(opts.out / "items.jsonl", sets, results)
     if opts.update_docs:
         from evals.docs import update_docs
 

@@ -206,6 +206,24 @@ def write_report(out: Path, payload: dict, tables: list[Table], failures_md: str
     (out / "report.html").write_text(HTML.format(body=body))
 
 
+def write_items(path: Path, sets, results: dict) -> int:
+    """One JSON line per gold item, method and budget: where the item is and whether it was kept (the
+    per-item view behind the shares; `--items`). Returns the number of lines."""
+    lines = []
+    for s in sets:
+        for index, doc in enumerate(s.docs):
+            result = results.get((s.name, index))
+            if result is None:
+                continue
+            for (method, budget), score in sorted(result.scores.items()):
+                for i, (g, kept) in enumerate(zip(doc.gold, score.gold)):
+                    lines.append(json.dumps({"set": s.name, "doc": doc.id, "method": method, "budget": budget,
+                                             "gold_index": i, "kind": g.kind, "label": g.label, "start": g.start,
+                                             "end": g.end, "kept": kept}, ensure_ascii=False))
+    path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    return len(lines)
+
+
 def _header_lines(payload: dict) -> list[str]:
     cfg = payload["config"]
     lines = [f"- command: `{cfg['command']}`", f"- size measure: {cfg['size']}; tokenizer: {cfg['tokenizer']}",

@@ -146,3 +146,23 @@ def test_python_m_evals_and_docs_update(data_dir, tmp_path):
     assert "old table" not in text and text.startswith("# Evals\n\nintro") and text.endswith("more text\n")
     assert "python -m evals --data" in text and "| mini_en | 1/4 | catp |" in text
     assert "mini_en" in proc.stdout and "head" in proc.stdout  # the terminal table
+
+
+def test_items_lists_every_gold_item_once_per_method_and_budget(data_dir, tmp_path):
+    """--items writes each gold item's fate; its kept flags give back the report's shares."""
+    out = tmp_path / "items-report"
+    assert _run([str(data_dir), "--ratios", "1/6,1/2", "--baselines", "head", "--no-values", "--items",
+                 "--out", str(out), "--jobs", "1"]) == 0
+    rows = [json.loads(line) for line in (out / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == (3 + 2) * 2 * 2  # gold items x methods (catp, head) x budgets
+    payload = json.loads((out / "results.json").read_text())
+    for set_name, data in payload["sets"].items():
+        for method, per_budget in data["methods"].items():
+            for budget, scores in per_budget.items():
+                mine = [r["kept"] for r in rows if (r["set"], r["method"], r["budget"]) == (set_name, method, budget)]
+                assert mine and sum(mine) / len(mine) == pytest.approx(scores["kept"]["all"])
+    first = next(r for r in rows if r["doc"] == "en1" and r["gold_index"] == 1)
+    assert (first["kind"], first["label"], EN[first["start"]:first["end"]]) == ("amount", "Fee", "$250,000")
+    assert not (tmp_path / "plain").exists()
+    assert _run([str(data_dir), "--baselines", "", "--no-values", "--out", str(tmp_path / "plain"), "--jobs", "1"]) == 0
+    assert not (tmp_path / "plain" / "items.jsonl").exists()  # only when asked
