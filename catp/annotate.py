@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
+from dataclasses import replace
 from operator import attrgetter
 
 from catp.document import Action, Document, Span, Unit
@@ -27,13 +28,28 @@ def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
         spans.extend(found)
     for key in ("rule_id", "end", "start"):  # = sort by (start, end, rule_id): stable sorts, no tuple keys
         spans.sort(key=attrgetter(key))
-    doc.spans = spans
+    doc.spans = _once(spans)
     _split_off(doc)
     _unit_priorities(doc, whole_span_chars, category_weights or {})
     return doc
 
 
 _CUTTING = (Action.DELETE, Action.DETACH)
+
+
+def _once(spans: list[Span]) -> list[Span]:
+    """Sorted spans with each (start, end, rule) once, counting its matches: a rule whose two patterns,
+    or two matches expanded to one sentence, give one range lists it once, and its facts count twice."""
+    out: list[Span] = []
+    last = None
+    for span in spans:
+        key = (span.start, span.end, span.rule_id)
+        if key == last:
+            out[-1] = replace(out[-1], matches=out[-1].matches + 1)
+        else:
+            out.append(span)
+            last = key
+    return out
 
 
 def _split_off(doc: Document) -> None:
@@ -86,7 +102,7 @@ def fact_weight(priority: int) -> float:
 
 def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Mapping[str, float]) -> None:
     """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
-    A protected span's fact weight (times its category's weight, 1 when not listed) is shared among
+    A protected span's fact weight (once per match of its rule on that range) (times its category's weight, 1 when not listed) is shared among
     its units by overlap; a span kept whole counts one fact per `whole_span_chars` characters when
     that is set (long clauses are worth more), and leaves out the units a detach span covers. A discount
     span multiplies its units' facts by its category's weight (the smallest, where several cover one)."""
@@ -129,6 +145,8 @@ def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Map
             weight = weights.get((prio, span.category))
             if weight is None:
                 weight = weights[prio, span.category] = fact_weight(prio) * category_weight(span.category, 1.0)
+            if span.matches > 1:
+                weight *= span.matches
             whole = span.whole
             per = s_end - s_start  # the span's weight is shared by overlap ...
             if whole and whole_span_chars:

@@ -58,6 +58,7 @@ class Span:
     priority: int  # higher wins when the budget is short
     action: Action = Action.PROTECT
     whole: bool = False  # keep all of it or none of it (a clause or sentence a rule expanded to)
+    matches: int = 1  # how many of the rule's matches gave this range (annotate lists each range once)
 
 
 _new_span = object.__new__
@@ -69,7 +70,7 @@ def make_span(start: int, end: int, category: str, rule_id: str, priority: int, 
     """Span(...) with every field given, set through the slots: a frozen dataclass's __init__ sets each
     field with object.__setattr__, twice the time (a document yields 10^4 spans)."""
     span = _new_span(Span)
-    s_start, s_end, s_category, s_rule_id, s_priority, s_action, s_whole = _SET_SPAN
+    s_start, s_end, s_category, s_rule_id, s_priority, s_action, s_whole, s_matches = _SET_SPAN
     s_start(span, start)
     s_end(span, end)
     s_category(span, category)
@@ -77,6 +78,7 @@ def make_span(start: int, end: int, category: str, rule_id: str, priority: int, 
     s_priority(span, priority)
     s_action(span, action)
     s_whole(span, whole)
+    s_matches(span, 1)
     return span
 
 

@@ -37,12 +37,9 @@ def protected_report(doc: Document, spans: list[KeptSpan]) -> tuple[list[Dropped
 
     dropped: list[DroppedProtected] = []
     per_category: dict[str, dict[str, int]] = defaultdict(lambda: {"found": 0, "kept": 0, "dropped": 0})
-    seen: set[tuple[int, int, str]] = set()
-    for span in doc.spans:
-        key = (span.start, span.end, span.rule_id)
-        if span.action is not Action.PROTECT or key in seen:  # one rule's two patterns on one span: once
+    for span in doc.spans:  # each (start, end, rule) once: annotate merges a rule's repeated matches
+        if span.action is not Action.PROTECT:
             continue
-        seen.add(key)
         counts = per_category[span.category]
         counts["found"] += 1
         if inside(span.start, span.end):

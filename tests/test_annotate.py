@@ -248,3 +248,23 @@ def test_a_discount_span_scales_its_units_facts_by_its_category_weight():
     assert plain_q == plain  # the sentence it does not cover is untouched
     doc = run(text, rules=DISCOUNT_RULES)
     assert not any(doc.unit_deleted) and all("t.definition" not in r for r in doc.unit_rules)
+
+
+def test_a_rule_s_repeated_matches_on_one_range_are_one_span_counting_each_match():
+    # Two matches of w.fee expand to the same sentence: listed once (reports, html), counted twice (value).
+    text = "The Licensee shall pay a royalty, and a further royalty, on net sales. Nothing else happens here."
+    registry = RuleRegistry([load_text(WHOLE_RULES, "w.yaml")])
+    doc = Document(text=text, lang="en")
+    segment(doc)
+    annotate(doc, registry, load_token_counter().token_starts(text), langs={"en"})
+    fee = [s for s in doc.spans if s.rule_id == "w.fee"]
+    assert len(fee) == 1 and fee[0].matches == 2
+    keys = [(s.start, s.end, s.rule_id) for s in doc.spans]
+    assert len(keys) == len(set(keys))
+    assert sum(v for v, g in zip(doc.unit_value, doc.unit_group) if g != -1) == pytest.approx(2 * fact_weight(80),
+                                                                                              rel=0.05)
+    one = "The Licensee shall pay a royalty on net sales. Nothing else happens here."
+    doc1 = Document(text=one, lang="en")
+    segment(doc1)
+    annotate(doc1, registry, load_token_counter().token_starts(one), langs={"en"})
+    assert [s.matches for s in doc1.spans] == [1]

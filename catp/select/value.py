@@ -38,8 +38,9 @@ def distinct_facts(doc: Document, exponent: float) -> tuple[list[float], list[li
         f = ids.setdefault(key, len(ids))
         if f == len(holders):
             holders.append([])
-        holders[f].append(u)
-        spans.append((u, f, fact_weight(span.priority)))
+        for _ in range(span.matches):  # each match of the rule on the range, as annotate counts them
+            holders[f].append(u)
+            spans.append((u, f, fact_weight(span.priority)))
     facts = list(doc.unit_value)
     held: list[list[tuple[int, float]]] = [[] for _ in doc.units]
     for u, f, weight in spans:
