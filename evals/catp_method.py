@@ -23,6 +23,8 @@ class UnitView:
     priority: int
     score: float
     deleted: bool
+    tokens: int = 0  # its cost in the budget tokenizer
+    rules: tuple[str, ...] = ()  # every rule that protects or boosts it (kept or not)
 
 
 class CatpMethod:
@@ -104,7 +106,7 @@ class CatpMethod:
         if explain and doc is not None:
             units = [
                 UnitView(u.start, u.end, d.kept, list(d.reasons) or list(doc.unit_rules[i]), d.priority,
-                         round(d.score, 4), bool(doc.unit_deleted[i]))
+                         round(d.score, 4), bool(doc.unit_deleted[i]), u.tokens, tuple(doc.unit_rules[i]))
                 for i, (u, d) in enumerate(zip(doc.units, doc.decisions))
             ]
         return Outcome(kept=[(k.start, k.end) for k in result.kept], text=result.text, seconds=seconds,

@@ -39,6 +39,7 @@ def eval_command(
     values: bool = typer.Option(True, "--values/--no-values", help="Run the independent number/date/money check."),
     failures: int = typer.Option(25, "--failures", help="Lost gold items listed per set."),
     items: bool = typer.Option(False, "--items", help="Also write items.jsonl: each gold item's fate (kept or not) per method and budget, for per-item analysis."),
+    rule_report: bool = typer.Option(False, "--rule-report", help="Also write rules.md and rules.json: per rule, the gold per 1,000 tokens of the text it touches, kept and not kept (what a rule's priority should follow)."),
     update_docs: Optional[Path] = typer.Option(None, "--update-docs", help="Write the results table into this Markdown file."),
     cache: Optional[Path] = typer.Option(None, "--cache", help="Cache folder for extracted values (default ~/.cache/catp/evals)."),
 ) -> None:
@@ -55,7 +56,7 @@ def eval_command(
         paths=all_paths, domain=domain, rules=list(rules or []), against=list(against or []), ratios=ratios,
         budgets=budgets, size=size, question_aware=question_aware, out=out, scorer=scorer, tokenizer=tokenizer,
         baselines=baselines, jobs=jobs or os.cpu_count() or 1, limit=limit, seed=seed, values=values,
-        failures=failures, items=items, update_docs=update_docs,
+        failures=failures, items=items, rule_report=rule_report, update_docs=update_docs,
         cache=cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "catp" / "evals",
         command=f"{ctx.command_path} {shlex.join(args)}".strip(),
     )

@@ -36,6 +36,7 @@ class EvalOptions:
     values: bool = True
     failures: int = 25
     items: bool = False
+    rule_report: bool = False
     update_docs: Path | None = None
     cache: Path | None = None
     quiet: bool = False
@@ -69,7 +70,8 @@ def build_config(opts: EvalOptions) -> RunConfig:
         variants = [(a, tuple(str(p) for p in opts.rules)), (b, tuple(str(p) for p in opts.against))]
     return RunConfig(budgets=budgets, unit=opts.size, baselines=tuple(names), catp_variants=tuple(variants),
                      domain=opts.domain, scorer=opts.scorer, tokenizer=opts.tokenizer,
-                     question_aware=opts.question_aware, values=opts.values, seed=opts.seed,
+                     question_aware=opts.question_aware, values=opts.values, rule_report=opts.rule_report,
+                     seed=opts.seed,
                      cache_dir=str(opts.cache) if opts.cache else None)
 
 
@@ -138,6 +140,10 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
     report.write_report(opts.out, payload, tables, failures_md, plots)
     if opts.items:
         report.write_items(opts.out / "items.jsonl", sets, results)
+    if opts.rule_report:
+        from evals import rule_report
+
+        rule_report.write(opts.out, rule_report.aggregate(sets, results))
     if opts.update_docs:
         from evals.docs import update_docs
 

@@ -14,6 +14,7 @@ from evals.baselines import build_baselines
 from evals.catp_method import CatpMethod
 from evals.extractors import extract_values
 from evals.metrics import KeptIndex, question_supported
+from evals.rule_report import doc_rule_stats
 from evals.methods import Budget
 from evals.schema import EvalDoc
 from evals.sizing import doc_size, nonws_count, nonws_prefix
@@ -74,6 +75,7 @@ class RunConfig:
     tokenizer: str | None = None
     question_aware: bool = False
     values: bool = True
+    rule_report: bool = False
     seed: int = 0
     cache_dir: str | None = None
 
@@ -103,6 +105,7 @@ class DocResult:
     value_types: list[str]
     scores: dict[tuple[str, str], MethodScore] = field(default_factory=dict)  # (method, budget label)
     failures: list[dict] = field(default_factory=list)
+    rule_stats: dict[tuple[str, str], dict[str, list[float]]] = field(default_factory=dict)  # (method, budget)
 
 
 class Worker:
@@ -151,6 +154,8 @@ class Worker:
                     over_budget=out_size > budget.limit, note=out.note)
                 if is_catp:
                     result.failures.extend(_failures(doc, gold, out, method.name, spec.label))
+                    if cfg.rule_report and out.units is not None:
+                        result.rule_stats[(method.name, spec.label)] = doc_rule_stats(out.units, doc.gold)
         return result
 
     def _aware(self, method, doc, question, budget, size, prefix) -> bool:
