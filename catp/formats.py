@@ -37,6 +37,7 @@ _ZIP_KINDS = (  # a member's name prefix -> (what, to do)
     ("ppt/", "a PowerPoint presentation (.pptx)", "save it as PDF first"),
 )
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_UNTOKENIZABLE = re.compile("[\x00\ud800-\udfff]")
 _COLUMN_GAP = re.compile(r" {3,}")  # pypdf's layout mode puts table cells (and columns) this far apart
 
 
@@ -80,9 +81,8 @@ def _binary(what: str, todo: str) -> str:
 def extract(data: bytes, kind: str, source: str) -> str:
     """The text of a PDF or DOCX file. Raises InputError (with what to do) when it cannot be had."""
     text = _pdf_text(data, source) if kind == PDF else _docx_text(data, source)
-    if "\x00" in text:  # offsets and tokenizers want none; a PDF's odd font can map glyphs to NUL
-        text = text.replace("\x00", " ")
-    return text
+    # a PDF's odd font can map glyphs to NUL or to lone surrogates: tokenizers take neither
+    return _UNTOKENIZABLE.sub("\ufffd", text)
 
 
 def _missing(source: str, what: str, package: str, extra: str) -> InputError:

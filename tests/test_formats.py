@@ -373,3 +373,24 @@ def test_a_cut_docx_is_a_clear_error(files):
     data = files["en.docx"].read_bytes()
     with pytest.raises(InputError, match="ZIP archive"):
         decode_input(data[: len(data) // 2])
+
+
+# -- decode warnings: one helper for prune_bytes, prune_file, catp prune and batch ---------------------------------
+
+
+def test_catp_warnings_keeps_catps_own_and_shows_the_others(tmp_path):
+    import warnings
+
+    from catp.decode import catp_warnings
+
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes(("第一条 甲方应于2024年3月1日前付款。" * 20).encode()[:-1])  # cut mid-character
+    with pytest.warns(DeprecationWarning, match="another library"):
+        with catp_warnings() as ours:
+            read_input(str(cut))
+            warnings.warn("another library's warning", DeprecationWarning)  # raised here, outside catp/
+    assert ours == [f"{cut}: 1 invalid UTF-8 sequence replaced with U+FFFD"]
+    assert Pruner().prune_file(cut, ratio="1/2").warnings[0] == ours[0]
+    proc = catp("prune", str(cut), "--ratio", "1/2", "--format", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["warnings"][0] == ours[0]
+    assert proc.stderr.decode().count("invalid UTF-8") == 1  # said once
