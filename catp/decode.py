@@ -43,7 +43,7 @@ def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = D
         raise InputError(f"{source}: the input is empty")
     kind, problem = sniff(data)
     if kind != TEXT:
-        return Decoded(extract(data, kind, source), None, kind)
+        return Decoded(extract(data, kind, source, max_bytes), None, kind)
     if encoding:
         try:  # the user says it is text: NUL characters are kept, not taken for binary
             return Decoded(_clean(data.decode(encoding), source, nul_check=False), encoding, TEXT)

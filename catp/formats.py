@@ -38,7 +38,12 @@ _ZIP_KINDS = (  # a member's name prefix -> (what, to do)
 )
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _UNTOKENIZABLE = re.compile("[\x00\ud800-\udfff]")
-_COLUMN_GAP = re.compile(r" {3,}")  # pypdf's layout mode puts table cells (and columns) this far apart
+# pypdf's layout mode puts table cells (and text columns) this far apart; justified text and a bullet's or
+# a section number's indent get gaps of 2-3 spaces (made one space)
+_COLUMN_GAP = re.compile(r" {4,}")
+_MARKER_GAP = re.compile(r"^([•◦▪▫■□●○·‣∙*–-]|(?:\d{1,3}\.)+\d{0,3}|\(?\d{1,3}\)|\(?[a-zA-Z]\)) {2,}")
+_MARKER = re.compile(_MARKER_GAP.pattern.replace(" {2,}", " "))  # a list item's start, its gap made one space
+_SPACES = re.compile(r" {2,}")
 
 
 def sniff(data: bytes) -> tuple[str, str | None]:
@@ -78,8 +83,13 @@ def _binary(what: str, todo: str) -> str:
     return f"binary, not text ({what}); {READS}: {todo}"
 
 
-def extract(data: bytes, kind: str, source: str) -> str:
+def extract(data: bytes, kind: str, source: str, max_bytes: int) -> str:
     """The text of a PDF or DOCX file. Raises InputError (with what to do) when it cannot be had."""
+    if kind == DOCX:  # a ZIP bomb is refused before it is unpacked (its XML is some times its text)
+        unpacked = zipfile.ZipFile(io.BytesIO(data)).getinfo("word/document.xml").file_size
+        if unpacked > 10 * max_bytes:
+            raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
+                             f"of {max_bytes:,} bytes (raise it with --max-bytes)")
     text = _pdf_text(data, source) if kind == PDF else _docx_text(data, source)
     # a PDF's odd font can map glyphs to NUL or to lone surrogates: tokenizers take neither
     return _UNTOKENIZABLE.sub("\ufffd", text)
@@ -129,29 +139,36 @@ def _pdf_text(data: bytes, source: str) -> str:
 def _page_text(page) -> str:
     """A page as paragraphs. pypdf's layout mode keeps the vertical gaps (blank lines) that part
     paragraphs; within one, a line that ends well short of the longest ends a paragraph or is a
-    heading, others are wrapped and joined. A line with wide gaps is a table row: cells joined by |."""
+    heading, others are wrapped and joined. A line with wide gaps is a table row: cells joined by |.
+    Two-column pages come out as such rows too (pypdf's layout mode sets the columns side by side)."""
     try:
         raw = page.extract_text(extraction_mode="layout", layout_mode_space_vertically=True)
     except Exception:  # layout mode needs font metrics some files lack: plain mode has no gaps
         raw = page.extract_text() or ""
     paragraphs: list[str] = []
     for block in re.split(r"\n\s*\n", raw):
-        lines = [line.strip() for line in block.split("\n") if line.strip()]
+        lines = [(len(line) - len(line.lstrip()), _MARKER_GAP.sub(r"\1 ", line.strip()))
+                 for line in block.split("\n") if line.strip()]
         if not lines:
             continue
-        width = max(len(line) for line in lines)
-        current = ""
-        for line in lines:
-            if _COLUMN_GAP.search(line):
-                if current:
-                    paragraphs.append(current)
-                    current = ""
+        width = max(len(line) for _, line in lines)
+        current, item = "", None  # item: the indent of the list item `current` holds
+        for indent, line in lines:
+            table_row = _COLUMN_GAP.search(line)
+            starts_item = _MARKER.match(line)
+            if current and (table_row or starts_item or (item is not None and indent <= item)):
+                paragraphs.append(current)  # a table row, a list item or the text after one: a paragraph
+                current, item = "", None
+            if table_row:
                 paragraphs.append(_COLUMN_GAP.sub(" | ", line))
                 continue
+            if starts_item:
+                item = indent
+            line = _SPACES.sub(" ", line)
             current = _join(current, line) if current else line
             if len(line) < 0.7 * width:
                 paragraphs.append(current)
-                current = ""
+                current, item = "", None
         if current:
             paragraphs.append(current)
     return "\n\n".join(_rows_together(paragraphs))

@@ -185,6 +185,21 @@ def test_wrapped_chinese_lines_join_without_a_space_and_wide_gaps_make_table_row
     assert _page_text(LayoutPage(layout)) == f"{ZH_HEADING}\n\n{ZH_PARAGRAPHS[0]}\n\n项目 | 数量 | 金额\n服务器 | 2台 | ¥30,000"
 
 
+def test_list_items_and_justified_lines_from_a_layout_page():
+    from catp.formats import _page_text
+
+    layout = ("  This  specification  proposes  three  things  that  every  implementation  must  provide  in full:\n"
+              "  •   A standard way for applications to install new MIME related information, and to\n"
+              "      remove it again.\n"
+              "  •   A standard way of getting the MIME type for a file, from its name or contents.\n"
+              "  Further, the existing databases have been merged into a single shared package.\n")
+    assert _page_text(LayoutPage(layout)).split("\n\n") == [
+        "This specification proposes three things that every implementation must provide in full:",
+        "• A standard way for applications to install new MIME related information, and to remove it again.",
+        "• A standard way of getting the MIME type for a file, from its name or contents.",
+        "Further, the existing databases have been merged into a single shared package."]
+
+
 # -- pruning: the API, catp prune, catp decode ----------------------------------------------------------------
 
 
@@ -394,3 +409,12 @@ def test_catp_warnings_keeps_catps_own_and_shows_the_others(tmp_path):
     proc = catp("prune", str(cut), "--ratio", "1/2", "--format", "json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["warnings"][0] == ours[0]
     assert proc.stderr.decode().count("invalid UTF-8") == 1  # said once
+
+
+def test_a_docx_whose_text_part_unpacks_past_the_limit_is_refused_before_unpacking():
+    data = make_docx(EN_HEADING, EN_PARAGRAPHS * 2000, EN_TABLE)  # repeated: its XML compresses well
+    size = zipfile.ZipFile(io.BytesIO(data)).getinfo("word/document.xml").file_size
+    assert len(data) * 10 < size
+    with pytest.raises(InputError, match="unpacks to .* over 10 times the size limit"):
+        decode_input(data, max_bytes=len(data))
+    assert decode_input(data, max_bytes=size // 10 + 1).format == "docx"
