@@ -133,6 +133,13 @@ def _pdf_text(data: bytes, source: str) -> str:
         what = f"{len(pages)} page{'s' if len(pages) != 1 else ''}" if pages else "no pages"
         raise InputError(f"{source}: a PDF with no text layer ({what}; scanned images?): OCR it first "
                          "(e.g. ocrmypdf --sidecar out.txt in.pdf out.pdf) and give catp the text")
+    empty = [n for n, p in enumerate(pages, 1) if not p]
+    if empty:  # in the result's warnings (catp.decode.catp_warnings)
+        import warnings
+
+        listed = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
+        warnings.warn(f"{source}: {len(empty)} of {len(pages)} pages have no text (blank, or scanned: OCR them "
+                      f"to prune their text too): page {listed}", stacklevel=2)
     return text
 
 

@@ -329,6 +329,22 @@ def test_a_pdf_without_text_says_ocr_it(tmp_path, make):
     assert "no text layer" in err and "OCR" in err and "empty" not in err
 
 
+def test_a_pdf_with_a_scanned_page_among_text_pages_warns_in_the_result(tmp_path, pruner):
+    from fpdf import FPDF
+
+    image = tmp_path / "page.png"
+    image.write_bytes(png_bytes())
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, EN_PARAGRAPHS[0])
+    pdf.add_page()
+    pdf.image(str(image), x=10, y=10, w=180)
+    result = pruner.prune_bytes(bytes(pdf.output()), ratio="1/2")
+    assert result.warnings[0] == ("input: 1 of 2 pages have no text (blank, or scanned: OCR them to prune their "
+                                  "text too): page 2")
+
+
 def encrypted(files, user: str, algorithm: str) -> bytes:
     from pypdf import PdfReader, PdfWriter
 
