@@ -67,7 +67,7 @@ def sniff(data: bytes) -> tuple[str, str | None]:
 def _zip_kind(data: bytes) -> tuple[str, str | None]:
     try:
         names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-    except (zipfile.BadZipFile, ValueError, OSError):
+    except Exception:  # BadZipFile, or NotImplementedError, ValueError, ... on a damaged directory
         return TEXT, _binary("a damaged or cut ZIP archive: a DOCX cut short?", "get the whole file")
     if "word/document.xml" in names:
         return DOCX, None
@@ -111,7 +111,7 @@ def _pdf_text(data: bytes, source: str) -> str:
 
     log = logging.getLogger("pypdf")
     level = log.level
-    log.setLevel(logging.ERROR)  # pypdf logs each oddity of a damaged file: not one line
+    log.setLevel(logging.CRITICAL)  # pypdf logs each oddity of a damaged file (some as errors): not one line
     try:
         try:
             reader = pypdf.PdfReader(io.BytesIO(data))
