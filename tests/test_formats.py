@@ -238,6 +238,17 @@ def test_a_pdf_named_txt_is_read_as_pdf_and_a_text_named_pdf_as_text(files, tmp_
     assert read_input(str(text_named_pdf)) == (EN_PARAGRAPHS[0], "utf-8", "text")
 
 
+def test_stdin_and_decode_output_file(files, tmp_path):
+    proc = catp("prune", "-", "--budget", "80", "--format", "json", stdin=files["en.docx"].read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["stats"]["input_format"] == "docx"
+    out = tmp_path / "en.txt"
+    proc = catp("decode", str(files["en.pdf"]), "-o", str(out))
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    assert out.read_text(encoding="utf-8") == read_input(str(files["en.pdf"])).text
+    assert proc.stderr.decode().endswith(f"pdf, extracted text, {len(out.read_text(encoding='utf-8')):,} characters\n")
+
+
 def test_encoding_applies_to_text_not_to_a_pdf(files):
     # `catp batch --encoding gb18030` over a folder also holding PDFs: the PDFs are still PDFs
     assert read_input(str(files["en.pdf"]), encoding="gb18030").format == "pdf"
