@@ -29,7 +29,6 @@ import json
 import os
 import sys
 import time
-import warnings
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -326,16 +325,12 @@ class Worker:
         """One row for one item; never raises for a bad document."""
         if item.error is not None:
             return error_row(item.id, item.error)
-        o = self.options
-        with warnings.catch_warnings(record=True) as caught:  # catp's own (bad UTF-8 replaced) go in the row
-            warnings.simplefilter("always")
-            row = self._prune(item, o)
-        ours = [w for w in caught if w.filename.startswith(_CATP_DIR)]
-        for w in caught:
-            if w not in ours:  # another library's: shown as usual
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        from catp.decode import catp_warnings
+
+        with catp_warnings() as ours:  # catp's own (bad UTF-8 replaced) go in the row
+            row = self._prune(item, self.options)
         if ours and row["error"] is None:
-            row["warnings"] = [str(w.message) for w in ours] + row["warnings"]
+            row["warnings"] = ours + row["warnings"]
         return row
 
     def _prune(self, item: Item, o: BatchOptions) -> dict:
@@ -343,11 +338,11 @@ class Worker:
 
         try:
             if item.text is not None:
-                text, encoding = item.text, None
+                text, encoding, fmt = item.text, None, None
             else:
-                from catp.decode import read_text
+                from catp.decode import read_input
 
-                text, encoding = read_text(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
+                text, encoding, fmt = read_input(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
             ov = item.overrides
             budget, ratio = (ov.get("budget"), ov.get("ratio")) if ("budget" in ov or "ratio" in ov) \
                 else (o.budget, o.ratio)
@@ -359,12 +354,13 @@ class Worker:
             return error_row(item.id, "out of memory while pruning this document")
         except Exception as exc:  # a bug must not lose the row (or the batch)
             return error_row(item.id, f"internal error: {type(exc).__name__}: {exc}")
+        if fmt is not None:
+            result.stats.input_format = fmt
         data = result.model_dump()
         return {"id": item.id, "text": data["text"], "kept": data["kept"], "stats": data["stats"],
                 "warnings": data["warnings"], "error": None}
 
 
-_CATP_DIR = os.path.dirname(os.path.abspath(__file__))
 _WORKER: list[Worker] = []  # this process's Worker, in a pool worker or with jobs=1
 
 

@@ -37,7 +37,7 @@ EXTRAS = {
     "parquet": ("pyarrow",),
 }
 
-COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch")
+COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch", "decode")
 
 
 def _register_commands() -> None:

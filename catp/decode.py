@@ -1,10 +1,16 @@
-"""bytes -> text: detect the encoding, reject what is not text, enforce size limits."""
+"""bytes -> text: PDF and DOCX extracted (catp/formats.py), else detect the encoding; reject what is not
+text, enforce size limits, collect catp's decode warnings for the result."""
 
 from __future__ import annotations
 
 import codecs
+import os
+import warnings
+from contextlib import contextmanager
+from typing import NamedTuple
 
 from catp.errors import InputError
+from catp.formats import TEXT, extract, sniff
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
@@ -13,18 +19,42 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codec
 _ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030", "ascii": "utf-8"}
 
 
+class Decoded(NamedTuple):
+    text: str  # what the result's offsets refer to
+    encoding: str | None  # None for a PDF or DOCX
+    format: str  # "text", "pdf" or "docx"
+
+
 def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
-                 source: str = "input") -> tuple[str, str]:
-    """Return (text, encoding). Raises InputError for empty, binary, oversized or undecodable input."""
+                 source: str = "input") -> tuple[str, str | None]:
+    """Return (text, encoding): `decode_input` without the format."""
+    text, used, _ = decode_input(data, encoding=encoding, max_bytes=max_bytes, source=source)
+    return text, used
+
+
+def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                 source: str = "input") -> Decoded:
+    """PDF and DOCX (told by their first bytes) give their extracted text; other bytes are decoded
+    (BOM, UTF-8, else detected; `encoding` overrides, for text only). Raises InputError for empty,
+    binary, oversized or undecodable input, and for a PDF or DOCX that cannot be read."""
     if len(data) > max_bytes:
         raise InputError(f"{source}: {len(data):,} bytes is over the size limit of {max_bytes:,} bytes (raise it with --max-bytes)")
     if not data.strip():
         raise InputError(f"{source}: the input is empty")
+    kind, problem = sniff(data)
+    if kind != TEXT:
+        return Decoded(extract(data, kind, source, max_bytes), None, kind)
     if encoding:
         try:  # the user says it is text: NUL characters are kept, not taken for binary
-            return _clean(data.decode(encoding), source, nul_check=False), encoding
+            return Decoded(_clean(data.decode(encoding), source, nul_check=False), encoding, TEXT)
         except (LookupError, UnicodeDecodeError) as exc:
             raise InputError(f"{source}: cannot decode as {encoding}: {exc}") from exc
+    if problem:
+        raise InputError(f"{source}: {problem}")
+    return Decoded(*_decode_text(data, source), TEXT)
+
+
+def _decode_text(data: bytes, source: str) -> tuple[str, str]:
     for bom, name in _BOMS:
         if data.startswith(bom):
             try:
@@ -36,8 +66,8 @@ def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = D
     except UnicodeDecodeError:
         pass
     if b"\x00" in data:
-        raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); "
-                         "give --encoding (e.g. utf-8) if it is text")
+        raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); catp reads text, PDF "
+                         "and DOCX files; give --encoding (e.g. utf-8) if it is text")
     mostly = _mostly_utf8(data, source)
     if mostly is not None:
         return _clean(mostly, source), "utf-8"
@@ -60,10 +90,8 @@ def _mostly_utf8(data: bytes, source: str) -> str | None:
     wide = sum(1 for ch in text if ch > "\x7f") - bad
     if bad == 0 or wide < 10 * bad:  # a legacy encoding's text has few or no valid UTF-8 sequences
         return None
-    import warnings
-
     warnings.warn(f"{source}: {bad} invalid UTF-8 sequence{'s' if bad > 1 else ''} replaced with U+FFFD",
-                  stacklevel=3)
+                  stacklevel=4)
     return text
 
 
@@ -93,14 +121,19 @@ def _clean(text: str, source: str, nul_check: bool = True) -> str:
     return text
 
 
-def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, str]:
-    """Read a file (or '-' for stdin) and decode it."""
-    import os
+def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, str | None]:
+    """Read a file (or '-' for stdin) and decode it: (text, encoding)."""
+    text, used, _ = read_input(path, encoding=encoding, max_bytes=max_bytes)
+    return text, used
+
+
+def read_input(path: str, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Decoded:
+    """Read a file (or '-' for stdin) and decode it (`decode_input`): text, encoding and format."""
     import sys
 
     if path == "-":
         data = _read_limited(sys.stdin.buffer, max_bytes)
-        return decode_bytes(data, encoding=encoding, max_bytes=max_bytes, source="<stdin>")
+        return decode_input(data, encoding=encoding, max_bytes=max_bytes, source="<stdin>")
     try:
         size = os.path.getsize(path)
         if size > max_bytes:
@@ -115,7 +148,7 @@ def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAUL
         raise InputError(f"{path}: permission denied") from exc
     except OSError as exc:  # e.g. EIO from /proc/self/mem
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    return decode_bytes(data, encoding=encoding, max_bytes=max_bytes, source=path)
+    return decode_input(data, encoding=encoding, max_bytes=max_bytes, source=path)
 
 
 def _read_limited(fh, max_bytes: int) -> bytes:
@@ -129,3 +162,24 @@ def _read_limited(fh, max_bytes: int) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
     return b"".join(chunks)
+
+
+_CATP_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@contextmanager
+def catp_warnings():
+    """Collect the warnings catp's own code raises (bad UTF-8 replaced, ...) in the list it yields, for
+    a result's `warnings`; other libraries' warnings are shown as usual once the block ends."""
+    ours: list[str] = []
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield ours
+    finally:
+        for w in caught:
+            if w.filename.startswith(_CATP_DIR):
+                ours.append(str(w.message))
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import gc
 import re
 import time
-import warnings
 from bisect import bisect_left
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 
 from catp.annotate import annotate
-from catp.decode import decode_bytes
+from catp.decode import DEFAULT_MAX_BYTES, Decoded, catp_warnings, decode_input, read_input
 from catp.detect import detect_domain, detect_langs
 from catp.document import Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
@@ -106,15 +105,26 @@ class Pruner:
         return self._policies[key]
 
     def prune_bytes(self, data: bytes, *, encoding: str | None = None, **kwargs) -> PruneResult:
-        """Decode `data` (BOM, UTF-8, else detected; `encoding` overrides) and prune it: `prune`'s keywords.
-        Raises InputError for empty, binary or undecodable bytes."""
+        """Decode `data` and prune it: `prune`'s keywords. A PDF or DOCX (told by its first bytes) is
+        pruned as its extracted text (pip install 'catp[formats]'); other bytes are decoded (BOM, UTF-8,
+        else detected; `encoding` overrides). Raises InputError for empty, binary or undecodable bytes."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise InputError(f"data must be bytes, got {type(data).__name__} (use Pruner.prune for text)")
-        with warnings.catch_warnings(record=True) as caught:  # bad UTF-8 replaced: said in result.warnings
-            warnings.simplefilter("always")
-            text, used = decode_bytes(bytes(data), encoding=encoding)
-        result = self.prune(text, encoding=used, **kwargs)
-        result.warnings[:0] = [str(w.message) for w in caught]
+        with catp_warnings() as caught:  # bad UTF-8 replaced: said in result.warnings
+            decoded = decode_input(bytes(data), encoding=encoding)
+        return self._prune_decoded(decoded, caught, kwargs)
+
+    def prune_file(self, path: str | Path, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
+                   **kwargs) -> PruneResult:
+        """Read a text, PDF or DOCX file ('-': stdin) and prune it, as `prune_bytes`."""
+        with catp_warnings() as caught:
+            decoded = read_input(str(path), encoding=encoding, max_bytes=max_bytes)
+        return self._prune_decoded(decoded, caught, kwargs)
+
+    def _prune_decoded(self, decoded: Decoded, caught: list[str], kwargs: dict) -> PruneResult:
+        result = self.prune(decoded.text, encoding=decoded.encoding, **kwargs)
+        result.stats.input_format = decoded.format
+        result.warnings[:0] = caught
         return result
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,

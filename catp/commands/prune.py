@@ -50,7 +50,7 @@ def _many(files: list[str]) -> bool:
 
 
 def prune_command(
-    files: list[str] = typer.Argument(..., help="Document to prune, or - for stdin. Several "
+    files: list[str] = typer.Argument(..., help="Document to prune (text, PDF or DOCX), or - for stdin. Several "
                                       "files, a folder, or a .jsonl/.parquet file (one document per line/row): "
                                       "one JSONL row per document, as `catp batch` writes them."),
     domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
@@ -63,7 +63,7 @@ def prune_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
     gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
     cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是… (default 50)."),
-    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
+    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection (text, not PDF or DOCX)."),
     max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse inputs larger than this."),
     scorer: str = scorer_option(),
     scorer_model: Optional[str] = scorer_model_option(),
@@ -85,7 +85,7 @@ def prune_command(
     if jobs != 1:
         raise CatpError("--jobs is for many documents (several files, a folder or a JSONL/Parquet file)")
     file = files[0]
-    from catp.decode import read_text
+    from catp.decode import catp_warnings, read_input
     from catp.pipeline import Pruner
     from catp.render import to_html
 
@@ -93,13 +93,16 @@ def prune_command(
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
     if quiet:
         warnings.simplefilter("ignore")  # catp.cli.main restores the filters
-    text, used_encoding = read_text(file, encoding=encoding, max_bytes=max_bytes)
+    with catp_warnings() as decode_warnings:
+        decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
     options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile,
                              scorer=scorer)
     pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
-    doc = pruner.analyse(text, budget=budget, ratio=ratio, question=question, encoding=used_encoding)
+    doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
     result = pruner.finish(doc)
+    result.stats.input_format = decoded.format
+    result.warnings[:0] = decode_warnings
     if fmt is Format.json:
         rendered = result.model_dump_json(indent=2)
     elif fmt is Format.html:

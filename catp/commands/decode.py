@@ -1,0 +1,38 @@
+"""`catp decode FILE|-`: print the text catp reads from a file, which `catp prune`'s offsets refer to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from catp.commands.output import write_output
+
+
+def decode_command(
+    file: str = typer.Argument(..., help="A text, PDF or DOCX file, or - for stdin."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
+    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection (text files)."),
+    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse inputs larger than this."),
+    quiet: bool = typer.Option(False, "--quiet", help="No warnings or summary on stderr."),
+) -> None:
+    """Print FILE's text as catp reads it: decoded, or extracted from a PDF or DOCX. The `start`/`end`
+    offsets of `catp prune --format json` index this text (as Python characters); nothing is added."""
+    from catp.decode import catp_warnings, read_input
+
+    with catp_warnings() as caught:
+        decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
+    if output and str(output) != "-":
+        write_output(output, decoded.text)
+    else:
+        typer.echo(decoded.text, nl=False)
+    if not quiet:
+        for warning in caught:
+            typer.echo(f"catp: warning: {warning}", err=True)
+        how = f"encoding {decoded.encoding}" if decoded.encoding else "extracted text"
+        typer.echo(f"catp: {file}: {decoded.format}, {how}, {len(decoded.text):,} characters", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("decode")(decode_command)

@@ -1,0 +1,236 @@
+"""Document formats in the decode stage: PDF and DOCX are read as text (pypdf, python-docx: the extras
+catp[pdf], catp[docx]); other known binary formats get a one-line message naming them.
+
+The format is told by the file's first bytes, never by its name. The text extracted is what the
+result's offsets refer to (`catp decode FILE` prints it): paragraphs and headings separated by blank
+lines, a PDF's wrapped lines joined, a DOCX table's rows as lines of cells joined by " | "."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from catp.errors import InputError
+
+PDF, DOCX, TEXT = "pdf", "docx", "text"
+READS = "catp reads text, PDF and DOCX files"
+
+# Magic bytes -> (what the file is, what to do). ZIP-based formats are told apart by their members.
+_MAGIC = (
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "a legacy Microsoft Office file (.doc/.xls/.ppt, OLE)",
+     "save it as .docx or PDF first"),
+    (b"\x89PNG\r\n\x1a\n", "a PNG image", "OCR it to text first"),
+    (b"\xff\xd8\xff", "a JPEG image", "OCR it to text first"),
+    (b"GIF87a", "a GIF image", "OCR it to text first"),
+    (b"GIF89a", "a GIF image", "OCR it to text first"),
+    (b"II*\x00", "a TIFF image", "OCR it to text first"),
+    (b"MM\x00*", "a TIFF image", "OCR it to text first"),
+    (b"\x1f\x8b", "a gzip archive", "decompress it first"),
+    (b"\xfd7zXZ\x00", "an xz archive", "decompress it first"),
+    (b"(\xb5/\xfd", "a zstd archive", "decompress it first"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "extract it first"),
+    (b"Rar!\x1a\x07", "a RAR archive", "extract it first"),
+)
+_ZIP_KINDS = (  # a member's name prefix -> (what, to do)
+    ("xl/", "an Excel workbook (.xlsx)", "export its sheets as CSV or text first"),
+    ("ppt/", "a PowerPoint presentation (.pptx)", "save it as PDF first"),
+)
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_UNTOKENIZABLE = re.compile("[\x00\ud800-\udfff]")
+# pypdf's layout mode puts table cells (and text columns) this far apart; justified text and a bullet's or
+# a section number's indent get gaps of 2-3 spaces (made one space)
+_COLUMN_GAP = re.compile(r" {4,}")
+_MARKER_GAP = re.compile(r"^([•◦▪▫■□●○·‣∙*–-]|(?:\d{1,3}\.)+\d{0,3}|\(?\d{1,3}\)|\(?[a-zA-Z]\)) {2,}")
+_MARKER = re.compile(_MARKER_GAP.pattern.replace(" {2,}", " "))  # a list item's start, its gap made one space
+_SPACES = re.compile(r" {2,}")
+
+
+def sniff(data: bytes) -> tuple[str, str | None]:
+    """(format, problem): "pdf" or "docx" to extract; "text" to decode, with `problem` the one-line
+    reason when the bytes are another known binary format (image, archive, legacy Office...)."""
+    head = data[:16]
+    if data[:1024].lstrip().startswith(b"%PDF-"):
+        return PDF, None
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return _zip_kind(data)
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return TEXT, _binary("a WebP image", "OCR it to text first")
+    if head.startswith(b"BZh") and data[4:10] == b"1AY&SY":
+        return TEXT, _binary("a bzip2 archive", "decompress it first")
+    for magic, what, todo in _MAGIC:
+        if head.startswith(magic):
+            return TEXT, _binary(what, todo)
+    return TEXT, None
+
+
+def _zip_kind(data: bytes) -> tuple[str, str | None]:
+    try:
+        names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    except Exception:  # BadZipFile, or NotImplementedError, ValueError, ... on a damaged directory
+        return TEXT, _binary("a damaged or cut ZIP archive: a DOCX cut short?", "get the whole file")
+    if "word/document.xml" in names:
+        return DOCX, None
+    for prefix, what, todo in _ZIP_KINDS:
+        if any(n.startswith(prefix) for n in names):
+            return TEXT, _binary(what, todo)
+    if "mimetype" in names and any(n == "content.xml" for n in names):
+        return TEXT, _binary("an OpenDocument file (.odt/.ods/.odp)", "save it as .docx or PDF first")
+    return TEXT, _binary("a ZIP archive", "extract it first")
+
+
+def _binary(what: str, todo: str) -> str:
+    return f"binary, not text ({what}); {READS}: {todo}"
+
+
+def extract(data: bytes, kind: str, source: str, max_bytes: int) -> str:
+    """The text of a PDF or DOCX file. Raises InputError (with what to do) when it cannot be had."""
+    if kind == DOCX:  # a ZIP bomb is refused before it is unpacked (its XML is some times its text)
+        unpacked = zipfile.ZipFile(io.BytesIO(data)).getinfo("word/document.xml").file_size
+        if unpacked > 10 * max_bytes:
+            raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
+                             f"of {max_bytes:,} bytes (raise it with --max-bytes)")
+    text = _pdf_text(data, source) if kind == PDF else _docx_text(data, source)
+    # a PDF's odd font can map glyphs to NUL or to lone surrogates: tokenizers take neither
+    return _UNTOKENIZABLE.sub("\ufffd", text)
+
+
+def _missing(source: str, what: str, package: str, extra: str) -> InputError:
+    return InputError(f"{source}: {what}; reading it needs the {package} package: pip install 'catp[{extra}]'")
+
+
+# -- PDF ---------------------------------------------------------------------------------------------
+
+
+def _pdf_text(data: bytes, source: str) -> str:
+    try:
+        import pypdf
+    except ImportError:
+        raise _missing(source, "a PDF file", "pypdf", "pdf") from None
+    import logging
+
+    log = logging.getLogger("pypdf")
+    level = log.level
+    log.setLevel(logging.CRITICAL)  # pypdf logs each oddity of a damaged file (some as errors): not one line
+    try:
+        try:
+            reader = pypdf.PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and not reader.decrypt(""):  # "" opens files with an owner password only
+                raise InputError(f"{source}: an encrypted PDF (it needs a password); decrypt it first, e.g. "
+                                 "qpdf --decrypt --password=PASSWORD in.pdf out.pdf")
+            pages = [_page_text(page) for page in reader.pages]
+        except InputError:
+            raise
+        except pypdf.errors.DependencyError as exc:  # AES encryption without the cryptography package
+            raise InputError(f"{source}: an encrypted PDF that pypdf cannot open here ({exc}); decrypt it "
+                             "first, e.g. qpdf --decrypt in.pdf out.pdf") from exc
+        except Exception as exc:  # pypdf raises many kinds on a damaged file
+            raise InputError(f"{source}: cannot read this PDF ({type(exc).__name__}: {exc})") from exc
+    finally:
+        log.setLevel(level)
+    text = "\n\n".join(p for p in pages if p)
+    if not text.strip():
+        what = f"{len(pages)} page{'s' if len(pages) != 1 else ''}" if pages else "no pages"
+        raise InputError(f"{source}: a PDF with no text layer ({what}; scanned images?): OCR it first "
+                         "(e.g. ocrmypdf --sidecar out.txt in.pdf out.pdf) and give catp the text")
+    empty = [n for n, p in enumerate(pages, 1) if not p]
+    if empty:  # in the result's warnings (catp.decode.catp_warnings)
+        import warnings
+
+        listed = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
+        warnings.warn(f"{source}: {len(empty)} of {len(pages)} pages have no text (blank, or scanned: OCR them "
+                      f"to prune their text too): page {listed}", stacklevel=2)
+    return text
+
+
+def _page_text(page) -> str:
+    """A page as paragraphs. pypdf's layout mode keeps the vertical gaps (blank lines) that part
+    paragraphs; within one, a line that ends well short of the longest ends a paragraph or is a
+    heading, others are wrapped and joined. A line with wide gaps is a table row: cells joined by |.
+    Two-column pages come out as such rows too (pypdf's layout mode sets the columns side by side)."""
+    try:
+        raw = page.extract_text(extraction_mode="layout", layout_mode_space_vertically=True)
+    except Exception:  # layout mode needs font metrics some files lack: plain mode has no gaps
+        raw = page.extract_text() or ""
+    paragraphs: list[str] = []
+    for block in re.split(r"\n\s*\n", raw):
+        lines = [(len(line) - len(line.lstrip()), _MARKER_GAP.sub(r"\1 ", line.strip()))
+                 for line in block.split("\n") if line.strip()]
+        if not lines:
+            continue
+        width = max(len(line) for _, line in lines)
+        current, item = "", None  # item: the indent of the list item `current` holds
+        for indent, line in lines:
+            table_row = _COLUMN_GAP.search(line)
+            starts_item = _MARKER.match(line)
+            if current and (table_row or starts_item or (item is not None and indent <= item)):
+                paragraphs.append(current)  # a table row, a list item or the text after one: a paragraph
+                current, item = "", None
+            if table_row:
+                paragraphs.append(_COLUMN_GAP.sub(" | ", line))
+                continue
+            if starts_item:
+                item = indent
+            line = _SPACES.sub(" ", line)
+            current = _join(current, line) if current else line
+            if len(line) < 0.7 * width:
+                paragraphs.append(current)
+                current, item = "", None
+        if current:
+            paragraphs.append(current)
+    return "\n\n".join(_rows_together(paragraphs))
+
+
+def _rows_together(paragraphs: list[str]) -> list[str]:
+    """A table's rows on consecutive lines (one block), as in a DOCX."""
+    out: list[str] = []
+    for p in paragraphs:
+        if out and " | " in p and " | " in out[-1].rsplit("\n", 1)[-1]:
+            out[-1] += "\n" + p
+        else:
+            out.append(p)
+    return out
+
+
+def _join(left: str, right: str) -> str:
+    """Two wrapped lines of one paragraph: no space between Chinese characters."""
+    if _CJK.match(left[-1]) and _CJK.match(right[0]):
+        return left + right
+    return f"{left} {right}"
+
+
+# -- DOCX --------------------------------------------------------------------------------------------
+
+
+def _docx_text(data: bytes, source: str) -> str:
+    try:
+        import docx
+        from docx.table import Table
+    except ImportError:
+        raise _missing(source, "a DOCX file", "python-docx", "docx") from None
+    try:
+        document = docx.Document(io.BytesIO(data))
+        blocks = []
+        for block in document.iter_inner_content():  # paragraphs and tables, in document order
+            blocks.append("\n".join(_table_rows(block)) if isinstance(block, Table) else block.text.strip())
+    except Exception as exc:  # python-docx and lxml raise many kinds on a damaged file
+        raise InputError(f"{source}: cannot read this DOCX file ({type(exc).__name__}: {exc})") from exc
+    text = "\n\n".join(b for b in blocks if b.strip())
+    if not text.strip():
+        raise InputError(f"{source}: a DOCX file with no text")
+    return text
+
+
+def _table_rows(table) -> list[str]:
+    """Each row as its cells' text joined by " | "; a cell merged across columns counts once."""
+    rows = []
+    for row in table.rows:
+        cells, previous = [], None
+        for cell in row.cells:
+            if cell._tc is previous:
+                continue
+            previous = cell._tc
+            cells.append(" ".join(cell.text.split()))
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return rows

@@ -1,0 +1,447 @@
+"""PDF and DOCX input (catp/formats.py, in the decode stage) and the one-line word for other binary files.
+
+The PDFs are written by fpdf2 and the DOCX files by python-docx here, then read back by pypdf and
+python-docx through catp: the API (`prune_bytes`, `prune_file`), `catp prune`, `catp decode`, `catp batch`
+and a folder. The offsets of every result must index the extracted text that `catp decode` prints."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from catp.decode import decode_input, read_input
+from catp.errors import InputError
+from catp.pipeline import Pruner
+
+ROOT = Path(__file__).resolve().parents[1]
+READS = "catp reads text, PDF and DOCX"
+
+EN_HEADING = "Article 4. Payment and Delivery"
+EN_PARAGRAPHS = [
+    "The Buyer shall pay the Supplier USD 12,500 within thirty (30) days of the invoice date. Late payments "
+    "bear interest at 1.5% per month until paid in full, and the Supplier may suspend deliveries while any "
+    "amount is overdue.",
+    "The Supplier shall deliver the goods to the Buyer's warehouse in Newark, New Jersey no later than "
+    "March 15, 2025. Risk of loss passes to the Buyer on delivery; title passes on payment of the price.",
+    "Either party may terminate this Agreement on ninety (90) days' written notice to the other party. "
+    "Neither party shall be liable for indirect or consequential damages arising out of this Agreement.",
+    "This Agreement is governed by the laws of the State of New York, without regard to its conflict of "
+    "laws rules, and the parties submit to the courts of New York County.",
+]
+EN_TABLE = [("Item", "Quantity", "Unit price"), ("Widget", "1,000", "$10.00"), ("Gadget", "250", "$42.50")]
+ZH_HEADING = "第三条 付款方式"
+ZH_PARAGRAPHS = [
+    "甲方应于2024年3月1日前向乙方支付合同价款人民币伍万元整（¥50,000），逾期付款的，每日按未付金额的万分之五支付违约金。",
+    "乙方应在收到全部价款后十个工作日内交付货物，并提供合格证明及发票。货物交付前的毁损、灭失风险由乙方承担。",
+    "本合同未尽事宜，双方可另行签订补充协议；补充协议与本合同具有同等法律效力。因本合同引起的争议，提交上海仲裁委员会仲裁。",
+]
+ZH_TABLE = [("项目", "数量", "金额"), ("服务器", "2台", "¥30,000"), ("维护费", "1年", "¥20,000")]
+
+
+def catp(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "catp", *args], input=stdin, capture_output=True, cwd=ROOT,
+                          timeout=300)
+
+
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert err.startswith("catp: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def rows_of(table) -> list[str]:
+    return [" | ".join(row) for row in table]
+
+
+def check_extract(result, text: str) -> None:
+    """An ordered extract of `text` (the decoded input), within the budget."""
+    spans = result.kept
+    assert spans and all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+    assert result.text == result.gap_marker.join(text[s.start:s.end] for s in spans)
+    assert result.stats.output_tokens <= result.stats.budget
+
+
+# -- fixtures: real files ------------------------------------------------------------------------------------
+
+
+def make_docx(heading: str, paragraphs: list[str], table) -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading(heading, level=1)
+    document.add_paragraph(paragraphs[0])
+    grid = document.add_table(rows=len(table), cols=len(table[0]))
+    for r, row in enumerate(table):
+        for c, value in enumerate(row):
+            grid.cell(r, c).text = value
+    for paragraph in paragraphs[1:]:
+        document.add_paragraph(paragraph)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def make_pdf(heading: str, paragraphs: list[str], table, font: str | None = None) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    if font:
+        pdf.add_font("cjk", "", font)
+    face = "cjk" if font else "Helvetica"
+    pdf.set_font(face, "" if font else "B", 16)
+    pdf.cell(0, 10, heading, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(4)
+    pdf.set_font(face, size=11)
+    for paragraph in paragraphs:
+        pdf.multi_cell(0, 6, paragraph)  # wrapped over several lines
+        pdf.ln(5)
+    with pdf.table() as grid:
+        for row in table:
+            cells = grid.row()
+            for value in row:
+                cells.cell(value)
+    return bytes(pdf.output())
+
+
+def cjk_font() -> str | None:
+    found = subprocess.run(["fc-list", ":lang=zh", "file"], capture_output=True, text=True).stdout.split(":")[0]
+    return found.strip() or None
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("formats")
+    paths = {"en.pdf": make_pdf(EN_HEADING, EN_PARAGRAPHS, EN_TABLE),
+             "en.docx": make_docx(EN_HEADING, EN_PARAGRAPHS, EN_TABLE),
+             "zh.docx": make_docx(ZH_HEADING, ZH_PARAGRAPHS, ZH_TABLE)}
+    for name, data in paths.items():
+        (folder / name).write_bytes(data)
+    return {name: folder / name for name in paths}
+
+
+@pytest.fixture(scope="module")
+def pruner() -> Pruner:
+    return Pruner()
+
+
+# -- extraction ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, heading, paragraphs, table", [
+    ("en.docx", EN_HEADING, EN_PARAGRAPHS, EN_TABLE), ("zh.docx", ZH_HEADING, ZH_PARAGRAPHS, ZH_TABLE)])
+def test_docx_keeps_heading_paragraphs_and_table_rows_in_order(files, name, heading, paragraphs, table):
+    text, encoding, fmt = read_input(str(files[name]))
+    assert (encoding, fmt) == (None, "docx")
+    blocks = [heading, paragraphs[0], "\n".join(rows_of(table)), *paragraphs[1:]]
+    assert text == "\n\n".join(blocks)
+
+
+def test_pdf_joins_wrapped_lines_and_keeps_paragraphs_heading_and_table(files):
+    text, encoding, fmt = read_input(str(files["en.pdf"]))
+    assert (encoding, fmt) == (None, "pdf")
+    blocks = text.split("\n\n")
+    assert blocks[0] == EN_HEADING
+    assert blocks[1:1 + len(EN_PARAGRAPHS)] == EN_PARAGRAPHS  # each paragraph one line, wrapped lines joined
+    assert blocks[-1].split("\n") == rows_of(EN_TABLE)
+
+
+def test_chinese_pdf(tmp_path, pruner):
+    font = cjk_font()
+    if font is None:  # fpdf2 embeds the glyphs of a TTF font it is given; its core fonts are Latin only
+        pytest.skip("no CJK font on this machine (fc-list :lang=zh is empty), so no Chinese PDF can be written")
+    data = make_pdf(ZH_HEADING, ZH_PARAGRAPHS, ZH_TABLE, font=font)
+    text = decode_input(data).text
+    for paragraph in ZH_PARAGRAPHS:
+        assert paragraph in text  # joined without spaces between Chinese characters
+    check_extract(pruner.prune_bytes(data, ratio="1/3"), text)
+
+
+class LayoutPage:
+    """What pypdf's layout mode gives for a page (a stand-in: with no CJK font here no Chinese PDF can be
+    written, see test_chinese_pdf), to check how its lines become paragraphs."""
+
+    def __init__(self, layout: str) -> None:
+        self.layout = layout
+
+    def extract_text(self, **kwargs) -> str:
+        assert kwargs.get("extraction_mode") == "layout"
+        return self.layout
+
+
+def test_wrapped_chinese_lines_join_without_a_space_and_wide_gaps_make_table_rows():
+    from catp.formats import _page_text
+
+    first, second = ZH_PARAGRAPHS[0][:30], ZH_PARAGRAPHS[0][30:]
+    layout = f"  {ZH_HEADING}\n\n  {first}\n  {second}\n\n  项目      数量     金额\n  服务器    2台      ¥30,000\n"
+    assert _page_text(LayoutPage(layout)) == f"{ZH_HEADING}\n\n{ZH_PARAGRAPHS[0]}\n\n项目 | 数量 | 金额\n服务器 | 2台 | ¥30,000"
+
+
+def test_list_items_and_justified_lines_from_a_layout_page():
+    from catp.formats import _page_text
+
+    layout = ("  This  specification  proposes  three  things  that  every  implementation  must  provide  in full:\n"
+              "  •   A standard way for applications to install new MIME related information, and to\n"
+              "      remove it again.\n"
+              "  •   A standard way of getting the MIME type for a file, from its name or contents.\n"
+              "  Further, the existing databases have been merged into a single shared package.\n")
+    assert _page_text(LayoutPage(layout)).split("\n\n") == [
+        "This specification proposes three things that every implementation must provide in full:",
+        "• A standard way for applications to install new MIME related information, and to remove it again.",
+        "• A standard way of getting the MIME type for a file, from its name or contents.",
+        "Further, the existing databases have been merged into a single shared package."]
+
+
+# -- pruning: the API, catp prune, catp decode ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["en.pdf", "en.docx", "zh.docx"])
+def test_api_prunes_the_extracted_text(files, pruner, name):
+    text = read_input(str(files[name])).text
+    for result in (pruner.prune_bytes(files[name].read_bytes(), ratio="1/3"),
+                   pruner.prune_file(files[name], ratio="1/3"), pruner.prune_file(str(files[name]), budget=60)):
+        check_extract(result, text)
+        assert result.stats.input_format == name.split(".")[1] and result.stats.encoding is None
+        assert result.stats.output_tokens < result.stats.input_tokens
+
+
+@pytest.mark.parametrize("name", ["en.pdf", "zh.docx"])
+def test_cli_offsets_index_the_text_catp_decode_prints(files, name):
+    decoded = catp("decode", str(files[name]))
+    assert decoded.returncode == 0, decoded.stderr
+    text = decoded.stdout.decode()
+    assert text == read_input(str(files[name])).text  # exactly the text, nothing added
+    proc = catp("prune", str(files[name]), "--ratio", "1/3", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["stats"]["input_format"] == name.split(".")[1]
+    assert result["stats"]["output_tokens"] <= result["stats"]["budget"]
+    assert result["text"] == result["gap_marker"].join(text[k["start"]:k["end"]] for k in result["kept"])
+
+
+def test_a_pdf_named_txt_is_read_as_pdf_and_a_text_named_pdf_as_text(files, tmp_path, pruner):
+    renamed = tmp_path / "contract.txt"
+    renamed.write_bytes(files["en.pdf"].read_bytes())
+    result = pruner.prune_file(renamed, ratio="1/3")
+    assert result.stats.input_format == "pdf"
+    check_extract(result, read_input(str(files["en.pdf"])).text)
+    text_named_pdf = tmp_path / "notes.pdf"
+    text_named_pdf.write_text(EN_PARAGRAPHS[0], encoding="utf-8")
+    assert read_input(str(text_named_pdf)) == (EN_PARAGRAPHS[0], "utf-8", "text")
+
+
+def test_stdin_and_decode_output_file(files, tmp_path):
+    proc = catp("prune", "-", "--budget", "80", "--format", "json", stdin=files["en.docx"].read_bytes())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["stats"]["input_format"] == "docx"
+    out = tmp_path / "en.txt"
+    proc = catp("decode", str(files["en.pdf"]), "-o", str(out))
+    assert proc.returncode == 0 and proc.stdout == b"", proc.stderr
+    assert out.read_text(encoding="utf-8") == read_input(str(files["en.pdf"])).text
+    assert proc.stderr.decode().endswith(f"pdf, extracted text, {len(out.read_text(encoding='utf-8')):,} characters\n")
+
+
+def test_encoding_applies_to_text_not_to_a_pdf(files):
+    # `catp batch --encoding gb18030` over a folder also holding PDFs: the PDFs are still PDFs
+    assert read_input(str(files["en.pdf"]), encoding="gb18030").format == "pdf"
+
+
+# -- many documents: catp batch and a folder --------------------------------------------------------------------
+
+
+def test_batch_and_prune_folder_read_pdf_and_docx(files, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, path in files.items():
+        (folder / name).write_bytes(path.read_bytes())
+    (folder / "notes.txt").write_text(" ".join(EN_PARAGRAPHS), encoding="utf-8")
+    for command in ("batch", "prune"):
+        proc = catp(command, str(folder), "--ratio", "1/3", "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        rows = {Path(r["id"]).name: r for r in map(json.loads, proc.stdout.decode().splitlines())}
+        assert sorted(rows) == ["en.docx", "en.pdf", "notes.txt", "zh.docx"]
+        for name, row in rows.items():
+            assert row["error"] is None, row
+            text = read_input(str(folder / name)).text
+            assert row["text"] == " … ".join(text[k["start"]:k["end"]] for k in row["kept"])
+            assert row["stats"]["output_tokens"] <= row["stats"]["budget"]
+            assert row["stats"]["input_format"] == {"txt": "text"}.get(name.split(".")[1], name.split(".")[1])
+
+
+def test_batch_gives_an_image_in_a_folder_an_error_row(files, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.docx").write_bytes(files["en.docx"].read_bytes())
+    (folder / "scan.png").write_bytes(png_bytes())
+    proc = catp("batch", str(folder), "--ratio", "1/3", "--quiet")
+    assert proc.returncode == 1, proc.stderr  # some rows are errors
+    rows = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    assert [r["error"] is None for r in rows] == [True, False]
+    assert "a PNG image" in rows[1]["error"] and READS in rows[1]["error"]
+
+
+# -- what cannot be read: one line each, exit 2 ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module, name, extra", [("pypdf", "en.pdf", "pdf"), ("docx", "en.docx", "docx")])
+def test_without_the_extra_one_line_names_the_pip_install(files, monkeypatch, capsys, module, name, extra):
+    # Both packages are installed here (the test extra): a None in sys.modules makes their import fail
+    # as it does where the extra is not installed.
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(InputError, match=rf"pip install 'catp\[{extra}\]'"):
+        decode_input(files[name].read_bytes())
+    from catp.cli import main
+
+    assert main(["prune", str(files[name]), "--budget", "50"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"pip install 'catp[{extra}]'" in err, err
+
+
+def png_bytes() -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (200, 100), "white").save(out, format="PNG")
+    return out.getvalue()
+
+
+def scanned_pdf(tmp_path: Path) -> bytes:
+    from fpdf import FPDF
+
+    image = tmp_path / "page.png"
+    image.write_bytes(png_bytes())
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(str(image), x=10, y=10, w=180)  # an image, no text layer
+    return bytes(pdf.output())
+
+
+def blank_pdf(tmp_path: Path) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    return bytes(pdf.output())
+
+
+@pytest.mark.parametrize("make", [scanned_pdf, blank_pdf])
+def test_a_pdf_without_text_says_ocr_it(tmp_path, make):
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(make(tmp_path))
+    err = one_line_error(catp("prune", str(path), "--budget", "50"))
+    assert "no text layer" in err and "OCR" in err and "empty" not in err
+
+
+def test_a_pdf_with_a_scanned_page_among_text_pages_warns_in_the_result(tmp_path, pruner):
+    from fpdf import FPDF
+
+    image = tmp_path / "page.png"
+    image.write_bytes(png_bytes())
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, EN_PARAGRAPHS[0])
+    pdf.add_page()
+    pdf.image(str(image), x=10, y=10, w=180)
+    result = pruner.prune_bytes(bytes(pdf.output()), ratio="1/2")
+    assert result.warnings[0] == ("input: 1 of 2 pages have no text (blank, or scanned: OCR them to prune their "
+                                  "text too): page 2")
+
+
+def encrypted(files, user: str, algorithm: str) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(files["en.pdf"]))
+    writer.encrypt(user_password=user, owner_password="owner-secret", algorithm=algorithm)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("algorithm", ["RC4-128", "AES-256"])
+def test_an_encrypted_pdf_is_a_clear_error(files, tmp_path, algorithm):
+    path = tmp_path / "locked.pdf"
+    path.write_bytes(encrypted(files, "user-secret", algorithm))
+    err = one_line_error(catp("prune", str(path), "--budget", "50"))
+    assert "encrypted PDF" in err and "password" in err
+
+
+def test_a_pdf_with_an_owner_password_only_is_read(files, pruner):
+    # Such files open without a password in any viewer (only printing or copying is restricted)
+    data = encrypted(files, "", "AES-128")
+    assert decode_input(data).text == read_input(str(files["en.pdf"])).text
+    check_extract(pruner.prune_bytes(data, ratio="1/3"), decode_input(data).text)
+
+
+def xlsx_bytes() -> bytes:
+    # the members that make it a workbook to a sniffer (no Excel writer is a dependency here)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("xl/workbook.xml", "<workbook/>")
+        z.writestr("xl/worksheets/sheet1.xml", "<worksheet/>")
+    return out.getvalue()
+
+
+OTHER_BINARIES = {
+    # an OLE compound file header (no .doc writer here): what Word 97-2003, Excel .xls and .ppt files start with
+    "old.doc": (lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504) + b"Microsoft Word" * 40, "legacy Microsoft Office"),
+    "sheet.xlsx": (xlsx_bytes, "an Excel workbook"),
+    "scan.png": (png_bytes, "a PNG image"),
+    "contract.txt.gz": (lambda: gzip.compress(" ".join(EN_PARAGRAPHS).encode(), mtime=0), "a gzip archive"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_BINARIES))
+def test_other_binary_formats_are_named_in_one_line(tmp_path, pruner, name):
+    make, what = OTHER_BINARIES[name]
+    path = tmp_path / name
+    path.write_bytes(make())
+    err = one_line_error(catp("prune", str(path), "--budget", "50"))
+    assert what in err and READS in err and "--encoding" not in err
+    with pytest.raises(InputError, match=what):
+        pruner.prune_bytes(make(), budget=50)
+
+
+def test_a_cut_docx_is_a_clear_error(files):
+    data = files["en.docx"].read_bytes()
+    with pytest.raises(InputError, match="ZIP archive"):
+        decode_input(data[: len(data) // 2])
+
+
+# -- decode warnings: one helper for prune_bytes, prune_file, catp prune and batch ---------------------------------
+
+
+def test_catp_warnings_keeps_catps_own_and_shows_the_others(tmp_path):
+    import warnings
+
+    from catp.decode import catp_warnings
+
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes(("第一条 甲方应于2024年3月1日前付款。" * 20).encode()[:-1])  # cut mid-character
+    with pytest.warns(DeprecationWarning, match="another library"):
+        with catp_warnings() as ours:
+            read_input(str(cut))
+            warnings.warn("another library's warning", DeprecationWarning)  # raised here, outside catp/
+    assert ours == [f"{cut}: 1 invalid UTF-8 sequence replaced with U+FFFD"]
+    assert Pruner().prune_file(cut, ratio="1/2").warnings[0] == ours[0]
+    proc = catp("prune", str(cut), "--ratio", "1/2", "--format", "json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["warnings"][0] == ours[0]
+    assert proc.stderr.decode().count("invalid UTF-8") == 1  # said once
+
+
+def test_a_docx_whose_text_part_unpacks_past_the_limit_is_refused_before_unpacking():
+    data = make_docx(EN_HEADING, EN_PARAGRAPHS * 2000, EN_TABLE)  # repeated: its XML compresses well
+    size = zipfile.ZipFile(io.BytesIO(data)).getinfo("word/document.xml").file_size
+    assert len(data) * 10 < size
+    with pytest.raises(InputError, match="unpacks to .* over 10 times the size limit"):
+        decode_input(data, max_bytes=len(data))
+    assert decode_input(data, max_bytes=size // 10 + 1).format == "docx"
