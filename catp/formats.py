@@ -193,10 +193,16 @@ def _rows_together(paragraphs: list[str]) -> list[str]:
 
 
 def _join(left: str, right: str) -> str:
-    """Two wrapped lines of one paragraph: no space between Chinese characters."""
-    if _CJK.match(left[-1]) and _CJK.match(right[0]):
+    """Two wrapped lines of one paragraph: no space next to a Chinese character, nor after a line of mostly
+    Chinese text (Chinese is set to the full width, so a line can break inside a number: "¥50,0" / "00")."""
+    if _CJK.match(left[-1]) or _CJK.match(right[0]) or _mostly_cjk(left):
         return left + right
     return f"{left} {right}"
+
+
+def _mostly_cjk(line: str) -> bool:
+    letters = [c for c in line if not c.isspace()]
+    return bool(letters) and 2 * sum(1 for c in letters if _CJK.match(c)) >= len(letters)
 
 
 # -- DOCX --------------------------------------------------------------------------------------------
