@@ -57,6 +57,12 @@ class Pruner:
 
     Raises RuleError (bad rule file or domain), TokenizerError, ModelError or CatpError (bad scorer,
     gap marker or cue window); every error is a `catp.errors.CatpError`.
+
+    Threads: one Pruner may serve `prune`, `prune_bytes` and `analyse` from many threads at once, with the
+    results a lone caller gets (the caches it fills are shared and hold the same values whoever fills
+    them). The regex timeout counts each thread's own CPU time between searches, but the process's within
+    one search: on a busy many-core server give `regex_timeout` room. Processes: a Pruner pickles (for
+    multiprocessing pools, Ray) with its rules, tokenizer and scorer, without its cache of analysed texts.
     """
 
     def __init__(self, domain: str | None = None, rules: str | Path | list[str | Path] | tuple = (),
@@ -82,6 +88,13 @@ class Pruner:
         self._merges: dict[str, int] = {}
         if self.domain is not None:
             self.registry(self.domain)  # fail fast on bad rule files
+
+    def __getstate__(self) -> dict:
+        """Pickled (multiprocessing pools, Ray) with its rules, tokenizer and scorer, without the cache of
+        analysed texts."""
+        state = self.__dict__.copy()
+        state["_prepared"] = []
+        return state
 
     def _marker_merge(self, char: str) -> int:
         """How many tokens the gap marker followed by `char` saves on the two counted apart (Qwen: 1 for a

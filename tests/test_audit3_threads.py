@@ -98,3 +98,28 @@ def test_the_main_thread_timer_is_not_armed_while_other_threads_run():
         other.join()
     with Guard(1.0) as guard:
         assert guard.timed == (threading.active_count() == 1)
+
+
+def test_a_pruner_pickles_without_the_texts_it_analysed():
+    import pickle
+
+    from catp import Pruner
+
+    doc = (ROOT / "examples" / "contract_zh.txt").read_text(encoding="utf-8")
+    pruner = Pruner(domain="legal")
+    before = pruner.prune(doc, ratio="1/6")
+    blob = pickle.dumps(pruner)
+    assert doc[-300:].encode("utf-8") not in blob  # neither the analysis cache nor the tokenizer's last count
+    copy = pickle.loads(blob)
+    assert copy.prune(doc, ratio="1/6").text == before.text
+
+
+def test_a_pruner_with_the_vllm_scorer_pickles(vllm_server):
+    import pickle
+
+    from catp import Pruner
+
+    doc = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")[:6000]
+    pruner = Pruner(scorer="vllm", scorer_options={"url": str(vllm_server)})
+    copy = pickle.loads(pickle.dumps(pruner))
+    assert copy.prune(doc, budget=300).text == pruner.prune(doc, budget=300).text
