@@ -498,8 +498,8 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
 
     engine "local" prunes here (jobs=1) or in a process pool; "ray" on Ray Data actors (`address`:
     None starts a local Ray, else "auto" or "ray://HOST:PORT"). With `resume`, rows whose id is
-    already in the output are skipped and the others appended (see catp.batch_output). Ctrl-C raises
-    BatchInterrupted (a KeyboardInterrupt) once the rows written so far are closed whole."""
+    already in the output are skipped and the others appended (see catp.batch_output). Ctrl-C or SIGTERM
+    raises BatchInterrupted (a KeyboardInterrupt) once the rows written so far are closed whole."""
     from catp.batch_output import id_key, open_output
     from catp.errors import CatpError
 
@@ -536,7 +536,9 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
             return True
         return False
 
+    stop = _StopSignals()
     try:
+        stop.install()
         if engine == "ray":
             rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=frozenset(done))
         else:
@@ -545,6 +547,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
             items = (replace(item, index=n) for n, item in enumerate(items))
             rows = prune_rows(items, options, jobs=jobs, summary=summary)
         for row in rows:
+            stop.holding = True  # a row is written and counted whole, or not at all
             if row is None:  # the ray engine's mark for a row skipped on resume
                 summary.skipped += 1
             else:
@@ -555,6 +558,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
                 else:
                     summary.input_tokens += row["stats"]["input_tokens"]
                     summary.output_tokens += row["stats"]["output_tokens"]
+            stop.release()
             if bar is not None:
                 bar[0].update(bar[1], advance=1, errors=summary.errors)
     except KeyboardInterrupt:
@@ -562,13 +566,54 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
     else:
         interrupted = False
     finally:
+        stop.holding = True  # a second signal does not cut the closing short
         if bar is not None:
             bar[0].stop()
         writer.close()
+        stop.restore()
     summary.elapsed_s = time.perf_counter() - started
     if interrupted:
         raise BatchInterrupted(summary) from None
     return summary
+
+
+class _StopSignals:
+    """While a batch runs: SIGTERM (kill, a supervisor stopping it) stops it as Ctrl-C does, by a
+    KeyboardInterrupt; either signal that comes while `holding` (a row being written) waits for
+    `release`. Only in the main thread, and only for signals whose handler is Python's default."""
+
+    def __init__(self) -> None:
+        self.holding = self.pending = False
+        self.saved: dict = {}
+
+    def install(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(sig) is default:
+                self.saved[sig] = default
+                signal.signal(sig, self._on_signal)
+
+    def restore(self) -> None:
+        import signal
+
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+        self.saved = {}
+
+    def _on_signal(self, signum, frame) -> None:
+        if self.holding:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    def release(self) -> None:
+        self.holding = False
+        if self.pending:
+            raise KeyboardInterrupt
 
 
 def _progress(total: int | None):
