@@ -18,7 +18,7 @@ held are retried one at a time, and the row that kills a worker twice becomes an
 Output and `resume` (skip the ids already written, append the rest): catp/batch_output.py.
 
 JSONL rows: the text is in `text` and the id in `id` (both field names configurable; a missing id
-becomes `FILE:LINE`). Parquet: the same, as columns (a missing id becomes `FILE:ROW`, 0-based). A row
+becomes `FILE:LINE`). Parquet: the same, as columns (a missing id becomes `FILE:ROW`, 1-based). A row
 may carry its own `budget` or `ratio` (replacing the batch's), `question` and `domain`. Text files are
 read and decoded (encoding detection) by the worker.
 """
@@ -281,7 +281,7 @@ def parquet_columns(name: str, options: BatchOptions) -> list[str]:
 
 def _parquet_items(name: str, options: BatchOptions, first_index: int) -> Iterator[Item]:
     """Rows of a Parquet file (read in batches, as Python values); a row without an id gets `FILE:ROW`
-    (0-based)."""
+    (1-based, as JSONL's `FILE:LINE`)."""
     pq = require_pyarrow()
     index = first_index
     try:
@@ -292,7 +292,7 @@ def _parquet_items(name: str, options: BatchOptions, first_index: int) -> Iterat
         return
     for batch in reader.iter_batches(batch_size=256, columns=columns):
         for row in batch.to_pylist():
-            yield record_item(row, f"{name}:{index - first_index}", options, index)
+            yield record_item(row, f"{name}:{index - first_index + 1}", options, index)
             index += 1
 
 
