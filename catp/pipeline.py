@@ -18,7 +18,7 @@ from catp.document import Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
 from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
-from catp.rules.loader import resolve
+from catp.rules.loader import load_file, resolve
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import SelectionPolicy, merged_policy
 from catp.scoring.base import Scorer
@@ -46,8 +46,10 @@ def parse_ratio(value: str | float) -> float:
 class Pruner:
     """Loads rules, tokenizer and scorer once; `prune()` many documents.
 
-    domain: "legal", "finance", "medical", "general", or None / "auto" (detected per document).
-    rules: extra rule files (YAML), applied after the built-in ones; a single path is accepted too.
+    domain: "legal", "finance", "medical", "general", the `name` of one of `rules` (a domain of the user's
+    own: common rules and `rules`), or None / "auto" (detected per document, from the built-in files' and
+    `rules`' `detect` keywords). rules: extra rule files (YAML), applied after the built-in ones (with any
+    domain); a single path is accepted too.
     tokenizer: the budget's tokenizer: a tokenizer.json, a folder holding one, a Hugging Face id, or a
     TokenCounter; None is Qwen's BPE. scorer: "lexical" (default), "lm", "vllm", "auto" or a Scorer,
     with `scorer_options` for it (model, url, device, ...). gap_marker: put between non-adjacent kept
@@ -86,8 +88,10 @@ class Pruner:
         self._policies: dict[tuple[str, str], SelectionPolicy] = {}
         self._prepared: list[tuple[str, Document, int]] = []
         self._merges: dict[str, int] = {}
+        # the user's rule sets, for --domain auto: their `detect` keywords (and fail fast on bad files)
+        self._user_rulesets = [load_file(path).ruleset for path in self.extra_rules]
         if self.domain is not None:
-            self.registry(self.domain)  # fail fast on bad rule files
+            self.registry(self.domain)  # fail fast on a bad domain
 
     def __getstate__(self) -> dict:
         """Pickled (multiprocessing pools, Ray) with its rules, tokenizer and scorer, without the cache of
@@ -185,7 +189,7 @@ class Pruner:
         cached = next((c for c in self._prepared if c[0] is text or c[0] == text), None)
         if cached is None:
             lang, langs = detect_langs(text)
-            domain = self.domain or detect_domain(text)
+            domain = self.domain or detect_domain(text, self._user_rulesets)
             doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
             token_starts = self.tokens.token_starts(text)
             policy = self.policy(domain, lang)

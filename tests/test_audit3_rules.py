@@ -1,0 +1,93 @@
+"""A user's own rule set (a new domain): its `detect` keywords count in --domain auto, its name is a domain
+(--domain NAME), and `catp rules policy`, `catp batch` and evals take it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from catp import Pruner
+from catp.errors import CatpError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+INSURANCE = """\
+name: insurance
+version: 1
+detect: {keywords: [policyholder, premium, deductible, insurer, 投保人, 保险费, 免赔额]}
+selection:
+  en: {lead_weight: 0.5, information_weight: 0.7}
+rules:
+  - id: ins.deductible
+    kind: regex
+    category: amount
+    priority: 90
+    pattern: 'deductible of \\$[\\d,]+'
+    expand: sentence
+    examples:
+      match: ["a deductible of $500 per claim"]
+      no_match: ["no deductible applies"]
+"""
+
+POLICY_DOC = ("Homeowner Policy\n\nThe insurer issues this policy to the policyholder named in the schedule. "
+              "The policyholder pays the annual premium on the first day of each policy year. "
+              + "Routine upkeep of the home remains with the owner and is not covered. " * 30
+              + "Each claim for water damage carries a deductible of $2,500 before the insurer pays. "
+              + "Notices go to the address in the schedule. " * 20
+              + "The premium may be revised at renewal, and the insurer shall give 30 days' notice.\n")
+
+
+@pytest.fixture
+def insurance(tmp_path) -> Path:
+    path = tmp_path / "insurance.yaml"
+    path.write_text(INSURANCE, encoding="utf-8")
+    return path
+
+
+def test_a_user_rule_sets_detect_keywords_pick_its_domain(insurance):
+    result = Pruner(rules=[insurance]).prune(POLICY_DOC, budget=80)
+    assert result.stats.domain == "insurance"
+    assert any("ins.deductible" in k.reasons for k in result.kept)
+    contract = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+    assert Pruner(rules=[insurance]).prune(contract, ratio="1/6").stats.domain == "legal"  # no insurance words
+
+
+def test_a_user_rule_sets_name_is_a_domain(insurance):
+    pruner = Pruner(domain="insurance", rules=[insurance])
+    assert pruner.prune(POLICY_DOC, budget=80).stats.domain == "insurance"
+    policy = pruner.policy("insurance", "en")
+    assert (policy.lead_weight, policy.information_weight) == (0.5, 0.7)
+    assert [item.ruleset.name for item in pruner.registry("insurance").loaded] == ["common", "insurance"]
+    with pytest.raises(CatpError, match=r"unknown domain 'travel'.*--rules file's name \(insurance\)"):
+        Pruner(domain="travel", rules=[insurance])
+
+
+def _catp(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "catp", *args], cwd=cwd, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
+
+
+def test_rules_policy_and_batch_take_the_users_domain(insurance, tmp_path):
+    shown = _catp("rules", "policy", "--domain", "insurance", "--rules", str(insurance), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "0.5" in shown.stdout and "0.7" in shown.stdout
+    (tmp_path / "in.jsonl").write_text(json.dumps({"id": "p1", "text": POLICY_DOC}) + "\n", encoding="utf-8")
+    for domain in ("insurance", "auto"):
+        done = _catp("batch", "in.jsonl", "-o", "out.jsonl", "--budget", "80", "--domain", domain,
+                     "--rules", str(insurance), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        row = json.loads((tmp_path / "out.jsonl").read_text(encoding="utf-8"))
+        assert row["stats"]["domain"] == "insurance"
+
+
+def test_catp_prune_takes_the_users_domain(insurance, tmp_path):
+    (tmp_path / "policy.txt").write_text(POLICY_DOC, encoding="utf-8")
+    done = _catp("prune", "policy.txt", "--budget", "80", "--domain", "insurance", "--rules", str(insurance),
+                 cwd=tmp_path)
+    assert done.returncode == 0 and "insurance/en" in done.stderr, done.stderr
+    bad = _catp("prune", "policy.txt", "--budget", "80", "--domain", "travel", "--rules", str(insurance), cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown domain 'travel'" in bad.stderr
