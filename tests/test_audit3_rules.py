@@ -91,3 +91,20 @@ def test_catp_prune_takes_the_users_domain(insurance, tmp_path):
     assert done.returncode == 0 and "insurance/en" in done.stderr, done.stderr
     bad = _catp("prune", "policy.txt", "--budget", "80", "--domain", "travel", "--rules", str(insurance), cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown domain 'travel'" in bad.stderr
+
+
+def test_evals_measure_a_users_rule_set_on_their_own_annotated_jsonl(insurance, tmp_path):
+    quote = "deductible of $2,500"
+    start = POLICY_DOC.index(quote)
+    gold = [{"start": start, "end": start + len(quote), "quote": quote, "kind": "amount", "label": "deductible"}]
+    with open(tmp_path / "mine.dev.jsonl", "w", encoding="utf-8") as fh:
+        for n in range(2):
+            fh.write(json.dumps({"id": f"p{n}", "domain": "insurance", "lang": "en", "text": POLICY_DOC,
+                                 "gold": gold}) + "\n")
+    done = subprocess.run([sys.executable, "-m", "evals", "--data", "mine.dev.jsonl", "--rules", str(insurance),
+                           "--ratios", "1/6", "--no-values", "--baselines", "head", "--out", "report", "--jobs", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "report" / "results.json").read_text(encoding="utf-8"))
+    assert results["config"]["rules"] == [str(insurance)] and "mine" in json.dumps(results["sets"])
