@@ -108,3 +108,22 @@ def test_evals_measure_a_users_rule_set_on_their_own_annotated_jsonl(insurance, 
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "report" / "results.json").read_text(encoding="utf-8"))
     assert results["config"]["rules"] == [str(insurance)] and "mine" in json.dumps(results["sets"])
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ("name: x\ndetect: {keywords: [royalty, '']}\n", 2, "keywords must not be blank"),
+    ("name: x\nrules:\n  - {id: a.p, kind: pos, category: x, priority: 5, tokens: [{pos: [v]}], anchors: [' ']}\n",
+     3, "anchors must not be blank"),
+    ("name: x\nrules:\n  - {id: a.b, kind: regex, category: x, priority: 5, pattern: \"a\x07\"}\n", 3,
+     "control characters are not allowed (U+0007)"),
+])
+def test_a_bad_rule_file_is_refused_with_its_line(tmp_path, text, line, words):
+    """A blank detect keyword occurs in every text (it would pick the file's domain for every document);
+    a blank pos anchor runs the tagger everywhere; a control character: the line, not only a position."""
+    from catp.errors import RuleError
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RuleError) as caught:
+        Pruner(rules=[path])
+    assert f"bad.yaml:{line}" in str(caught.value) and words in str(caught.value), str(caught.value)

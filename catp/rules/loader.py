@@ -57,6 +57,10 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
         if "Unicode character escape" in problem:  # libyaml's words for a \ud800-\udfff escape, among others
             problem += " (a \\u escape must name a character; lone surrogates \\ud800-\\udfff are not one)"
         raise RuleError(f"invalid YAML: {problem}", path=path, line=line) from exc
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow: the reader gives its position
+        line = raw.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
+        code = ord(exc.character) if isinstance(exc.character, str) else exc.character  # libyaml: the code
+        raise RuleError(f"invalid YAML: {exc.reason} (U+{code:04X})", path=path, line=line) from exc
     except yaml.YAMLError as exc:
         raise RuleError(f"invalid YAML: {exc}", path=path) from exc
     if not isinstance(data, dict):
