@@ -9,6 +9,7 @@ import warnings
 from bisect import bisect_left
 from contextlib import contextmanager
 from fractions import Fraction
+from numbers import Integral
 from pathlib import Path
 
 from catp.annotate import annotate
@@ -213,9 +214,9 @@ class Pruner:
         if budget is not None and ratio is not None:
             raise BudgetError("give a budget or a ratio, not both")
         if budget is not None:
-            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            if isinstance(budget, bool) or not isinstance(budget, Integral) or budget < 0:  # numpy's ints too
                 raise BudgetError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
-            return budget
+            return int(budget)
         if ratio is None:
             raise BudgetError("give a budget (tokens) or a ratio (e.g. 1/6)")
         return int(parse_ratio(ratio) * input_tokens)
