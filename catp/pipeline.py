@@ -63,8 +63,9 @@ class Pruner:
 
     Threads: one Pruner may serve `prune` and `analyse` from many threads at once, with the results a lone
     caller gets (the caches it fills are shared and hold the same values whoever fills them). Not yet
-    `prune_bytes`: its decode warnings are caught with `warnings.catch_warnings`, which is process-wide. The regex timeout counts each thread's own CPU time between searches, but the process's within
-    one search: on a busy many-core server give `regex_timeout` room. Processes: a Pruner pickles (for
+    `prune_bytes`: its decode warnings are caught with `warnings.catch_warnings`, which is process-wide.
+    The regex timeout counts each thread's own CPU time between searches, but the process's within one
+    search: on a busy many-core server give `regex_timeout` room. Processes: a Pruner pickles (for
     multiprocessing pools, Ray) with its rules, tokenizer and scorer, without its cache of analysed texts.
     """
 
