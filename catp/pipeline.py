@@ -19,6 +19,7 @@ from catp.document import Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
 from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
+from catp.rules.guard import pruning
 from catp.rules.loader import load_file, resolve
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import SelectionPolicy, merged_policy
@@ -164,7 +165,7 @@ class Pruner:
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
         if question is not None and not isinstance(question, str):
             raise InputError(f"the question must be a str, got {type(question).__name__}")
-        with _gc_paused():
+        with _gc_paused(), pruning():
             return self._analyse(text, budget=budget, ratio=ratio, question=question, encoding=encoding)
 
     def _analyse(self, text: str, *, budget: int | None, ratio: float | str | None, question: str | None,

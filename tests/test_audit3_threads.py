@@ -81,23 +81,27 @@ def test_a_rule_in_a_worker_thread_is_not_charged_for_other_threads_cpu():
     assert outcome == ["in time"]
 
 
-def test_the_main_thread_timer_is_not_armed_while_other_threads_run():
-    """ITIMER_VIRTUAL counts the CPU time of every thread of the process."""
+def test_the_main_thread_timer_is_not_armed_while_other_threads_prune():
+    """ITIMER_VIRTUAL counts the CPU time of every thread of the process; an idle thread (Ray's, a
+    server's) does not stop the main thread from using it."""
     import threading
 
-    from catp.rules.guard import Guard
+    from catp.rules.guard import Guard, pruning
 
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        with Guard(1.0) as guard:
-            assert not guard.timed
-    finally:
-        stop.set()
-        other.join()
-    with Guard(1.0) as guard:
-        assert guard.timed == (threading.active_count() == 1)
+    def prune_until(event):
+        with pruning():
+            event.wait()
+
+    for busy, timed in ((True, False), (False, True)):
+        stop = threading.Event()
+        other = threading.Thread(target=prune_until if busy else stop.wait, args=(stop,) if busy else ())
+        other.start()
+        try:
+            with pruning(), Guard(1.0) as guard:
+                assert guard.timed == timed
+        finally:
+            stop.set()
+            other.join()
 
 
 def test_a_pruner_pickles_without_the_texts_it_analysed():
