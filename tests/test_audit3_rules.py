@@ -127,3 +127,11 @@ def test_a_bad_rule_file_is_refused_with_its_line(tmp_path, text, line, words):
     with pytest.raises(RuleError) as caught:
         Pruner(rules=[path])
     assert f"bad.yaml:{line}" in str(caught.value) and words in str(caught.value), str(caught.value)
+
+
+def test_a_user_file_named_after_a_built_in_domain_adds_detect_keywords_to_it(tmp_path):
+    path = tmp_path / "more_finance.yaml"
+    path.write_text("name: finance\ndetect: {keywords: [policyholder, premium, deductible, insurer]}\n", encoding="utf-8")
+    pruner = Pruner(rules=[path])
+    assert pruner.prune(POLICY_DOC, budget=80).stats.domain == "finance"
+    assert [item.ruleset.name for item in pruner.registry("finance").loaded] == ["common", "finance", "finance"]
