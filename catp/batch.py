@@ -18,7 +18,7 @@ held are retried one at a time, and the row that kills a worker twice becomes an
 Output and `resume` (skip the ids already written, append the rest): catp/batch_output.py.
 
 JSONL rows: the text is in `text` and the id in `id` (both field names configurable; a missing id
-becomes `FILE:LINE`). Parquet: the same, as columns (a missing id becomes `FILE:ROW`, 0-based). A row
+becomes `FILE:LINE`). Parquet: the same, as columns (a missing id becomes `FILE:ROW`, 1-based). A row
 may carry its own `budget` or `ratio` (replacing the batch's), `question` and `domain`. Text files are
 read and decoded (encoding detection) by the worker.
 """
@@ -280,7 +280,7 @@ def parquet_columns(name: str, options: BatchOptions) -> list[str]:
 
 def _parquet_items(name: str, options: BatchOptions, first_index: int) -> Iterator[Item]:
     """Rows of a Parquet file (read in batches, as Python values); a row without an id gets `FILE:ROW`
-    (0-based)."""
+    (1-based, as JSONL's `FILE:LINE`)."""
     pq = require_pyarrow()
     index = first_index
     try:
@@ -291,7 +291,7 @@ def _parquet_items(name: str, options: BatchOptions, first_index: int) -> Iterat
         return
     for batch in reader.iter_batches(batch_size=256, columns=columns):
         for row in batch.to_pylist():
-            yield record_item(row, f"{name}:{index - first_index}", options, index)
+            yield record_item(row, f"{name}:{index - first_index + 1}", options, index)
             index += 1
 
 
@@ -494,8 +494,8 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
 
     engine "local" prunes here (jobs=1) or in a process pool; "ray" on Ray Data actors (`address`:
     None starts a local Ray, else "auto" or "ray://HOST:PORT"). With `resume`, rows whose id is
-    already in the output are skipped and the others appended (see catp.batch_output). Ctrl-C raises
-    BatchInterrupted (a KeyboardInterrupt) once the rows written so far are closed whole."""
+    already in the output are skipped and the others appended (see catp.batch_output). Ctrl-C or SIGTERM
+    raises BatchInterrupted (a KeyboardInterrupt) once the rows written so far are closed whole."""
     from catp.batch_output import id_key, open_output
     from catp.errors import CatpError
 
@@ -532,7 +532,9 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
             return True
         return False
 
+    stop = _StopSignals()
     try:
+        stop.install()
         if engine == "ray":
             rows = batch_ray.ray_rows(sources, options, jobs=jobs, address=address, done=frozenset(done))
         else:
@@ -541,6 +543,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
             items = (replace(item, index=n) for n, item in enumerate(items))
             rows = prune_rows(items, options, jobs=jobs, summary=summary)
         for row in rows:
+            stop.holding = True  # a row is written and counted whole, or not at all
             if row is None:  # the ray engine's mark for a row skipped on resume
                 summary.skipped += 1
             else:
@@ -551,6 +554,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
                 else:
                     summary.input_tokens += row["stats"]["input_tokens"]
                     summary.output_tokens += row["stats"]["output_tokens"]
+            stop.release()
             if bar is not None:
                 bar[0].update(bar[1], advance=1, errors=summary.errors)
     except KeyboardInterrupt:
@@ -558,13 +562,54 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
     else:
         interrupted = False
     finally:
+        stop.holding = True  # a second signal does not cut the closing short
         if bar is not None:
             bar[0].stop()
         writer.close()
+        stop.restore()
     summary.elapsed_s = time.perf_counter() - started
     if interrupted:
         raise BatchInterrupted(summary) from None
     return summary
+
+
+class _StopSignals:
+    """While a batch runs: SIGTERM (kill, a supervisor stopping it) stops it as Ctrl-C does, by a
+    KeyboardInterrupt; either signal that comes while `holding` (a row being written) waits for
+    `release`. Only in the main thread, and only for signals whose handler is Python's default."""
+
+    def __init__(self) -> None:
+        self.holding = self.pending = False
+        self.saved: dict = {}
+
+    def install(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
+            if signal.getsignal(sig) is default:
+                self.saved[sig] = default
+                signal.signal(sig, self._on_signal)
+
+    def restore(self) -> None:
+        import signal
+
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+        self.saved = {}
+
+    def _on_signal(self, signum, frame) -> None:
+        if self.holding:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    def release(self) -> None:
+        self.holding = False
+        if self.pending:
+            raise KeyboardInterrupt
 
 
 def _progress(total: int | None):

@@ -34,12 +34,19 @@ def detect_langs(text: str) -> tuple[str, set[str]]:
 _KEYWORDS: dict[str, list[str]] | None = None
 
 
-def detect_domain(text: str) -> str:
-    """The built-in domain whose detection keywords occur most often, else "general"."""
+def detect_domain(text: str, rulesets: list | tuple = ()) -> str:
+    """The domain whose detection keywords occur most often, else "general". The built-in domains, and
+    each of `rulesets` (the user's files) that lists `detect` keywords: under its `name`, a domain of its
+    own, or more keywords for the built-in domain of that name. A tie goes to the user's domain."""
     global _KEYWORDS
     if _KEYWORDS is None:
         _KEYWORDS = {d: load_file(builtin_path(d)).ruleset.detect.keywords for d in BUILTIN_DOMAINS}
+    keywords = dict(_KEYWORDS)
+    for ruleset in rulesets:
+        if ruleset.detect.keywords:
+            keywords[ruleset.name] = keywords.get(ruleset.name, []) + ruleset.detect.keywords
+    own = {r.name for r in rulesets if r.detect.keywords}
     sample = _sample(text).lower()
-    counts = {d: sum(sample.count(k.lower()) for k in kws) for d, kws in _KEYWORDS.items()}
-    best = max(counts, key=lambda d: (counts[d], d))
+    counts = {d: sum(sample.count(k.lower()) for k in kws) for d, kws in keywords.items()}
+    best = max(counts, key=lambda d: (counts[d], d in own, d))
     return best if counts[best] > 0 else "general"

@@ -8,6 +8,7 @@ import time
 from bisect import bisect_left
 from contextlib import contextmanager
 from fractions import Fraction
+from numbers import Integral
 from pathlib import Path
 
 from catp.annotate import annotate
@@ -17,7 +18,8 @@ from catp.document import Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
 from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
-from catp.rules.loader import resolve
+from catp.rules.guard import pruning
+from catp.rules.loader import load_file, resolve
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import SelectionPolicy, merged_policy
 from catp.scoring.base import Scorer
@@ -45,8 +47,10 @@ def parse_ratio(value: str | float) -> float:
 class Pruner:
     """Loads rules, tokenizer and scorer once; `prune()` many documents.
 
-    domain: "legal", "finance", "medical", "general", or None / "auto" (detected per document).
-    rules: extra rule files (YAML), applied after the built-in ones; a single path is accepted too.
+    domain: "legal", "finance", "medical", "general", the `name` of one of `rules` (a domain of the user's
+    own: common rules and `rules`), or None / "auto" (detected per document, from the built-in files' and
+    `rules`' `detect` keywords). rules: extra rule files (YAML), applied after the built-in ones (with any
+    domain); a single path is accepted too.
     tokenizer: the budget's tokenizer: a tokenizer.json, a folder holding one, a Hugging Face id, or a
     TokenCounter; None is Qwen's BPE. scorer: "lexical" (default), "lm", "vllm", "auto" or a Scorer,
     with `scorer_options` for it (model, url, device, ...). gap_marker: put between non-adjacent kept
@@ -56,6 +60,13 @@ class Pruner:
 
     Raises RuleError (bad rule file or domain), TokenizerError, ModelError or CatpError (bad scorer,
     gap marker or cue window); every error is a `catp.errors.CatpError`.
+
+    Threads: one Pruner may serve `prune` and `analyse` from many threads at once, with the results a lone
+    caller gets (the caches it fills are shared and hold the same values whoever fills them). Not yet
+    `prune_bytes`: its decode warnings are caught with `warnings.catch_warnings`, which is process-wide.
+    The regex timeout counts each thread's own CPU time between searches, but the process's within one
+    search: on a busy many-core server give `regex_timeout` room. Processes: a Pruner pickles (for
+    multiprocessing pools, Ray) with its rules, tokenizer and scorer, without its cache of analysed texts.
     """
 
     def __init__(self, domain: str | None = None, rules: str | Path | list[str | Path] | tuple = (),
@@ -79,8 +90,17 @@ class Pruner:
         self._policies: dict[tuple[str, str], SelectionPolicy] = {}
         self._prepared: list[tuple[str, Document, int]] = []
         self._merges: dict[str, int] = {}
+        # the user's rule sets, for --domain auto: their `detect` keywords (and fail fast on bad files)
+        self._user_rulesets = [load_file(path).ruleset for path in self.extra_rules]
         if self.domain is not None:
-            self.registry(self.domain)  # fail fast on bad rule files
+            self.registry(self.domain)  # fail fast on a bad domain
+
+    def __getstate__(self) -> dict:
+        """Pickled (multiprocessing pools, Ray) with its rules, tokenizer and scorer, without the cache of
+        analysed texts."""
+        state = self.__dict__.copy()
+        state["_prepared"] = []
+        return state
 
     def _marker_merge(self, char: str) -> int:
         """How many tokens the gap marker followed by `char` saves on the two counted apart (Qwen: 1 for a
@@ -155,7 +175,7 @@ class Pruner:
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
         if question is not None and not isinstance(question, str):
             raise InputError(f"the question must be a str, got {type(question).__name__}")
-        with _gc_paused():
+        with _gc_paused(), pruning():
             return self._analyse(text, budget=budget, ratio=ratio, question=question, encoding=encoding)
 
     def _analyse(self, text: str, *, budget: int | None, ratio: float | str | None, question: str | None,
@@ -182,7 +202,7 @@ class Pruner:
         cached = next((c for c in self._prepared if c[0] is text or c[0] == text), None)
         if cached is None:
             lang, langs = detect_langs(text)
-            domain = self.domain or detect_domain(text)
+            domain = self.domain or detect_domain(text, self._user_rulesets)
             doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
             token_starts = self.tokens.token_starts(text)
             policy = self.policy(domain, lang)
@@ -206,9 +226,9 @@ class Pruner:
         if budget is not None and ratio is not None:
             raise BudgetError("give a budget or a ratio, not both")
         if budget is not None:
-            if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            if isinstance(budget, bool) or not isinstance(budget, Integral) or budget < 0:  # numpy's ints too
                 raise BudgetError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
-            return budget
+            return int(budget)
         if ratio is None:
             raise BudgetError("give a budget (tokens) or a ratio (e.g. 1/6)")
         return int(parse_ratio(ratio) * input_tokens)

@@ -39,6 +39,11 @@ class TokenCounter:
         self._last_count: tuple[str, int] = ("", 0)
         self._piece_counts: tuple = ("", [], "", {})  # count_joined's shares, for one analysed text
 
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()  # pickled without the texts it last counted
+        state["_last_count"], state["_piece_counts"] = ("", 0), ("", [], "", {})
+        return state
+
     def count(self, text: str) -> int:
         """Tokens in `text`. The last long text counted is remembered: the pruner counts its output
         when it checks the budget and again for the result's stats (same text, one encode)."""

@@ -133,7 +133,7 @@ def test_parquet_in_and_out_give_the_rows_of_jsonl(mixed, tmp_path):
     assert sorted(p.name for p in (tmp_path / "out.parquet").iterdir()) == \
         ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
     rows = read_rows(tmp_path / "out.parquet")
-    assert [r["id"] for r in rows] == ["a", f"{source}:1", "c", "d", "e"]
+    assert [r["id"] for r in rows] == ["a", f"{source}:2", "c", "d", "e"]
     assert [r["error"] is None for r in rows] == [True, True, False, False, True]
     assert "field 'body' is missing" in rows[2]["error"] and "empty" in rows[3]["error"]
     assert comparable(rows) == comparable(read_rows(tmp_path / "out.jsonl"))

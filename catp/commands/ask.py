@@ -10,7 +10,6 @@ from typing import Optional
 import typer
 
 from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
-from catp.commands.prune import Domain
 from catp.errors import CatpError
 
 
@@ -24,7 +23,7 @@ def ask_command(
     question: str = typer.Argument(..., help="The question to ask about it."),
     server: str = server_option(),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Served model name; default: the first one."),
-    domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
+    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
     stream: bool = typer.Option(False, "--stream/--no-stream", help="Print the answer as it arrives."),
     max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens reserved for the answer."),
     show_pruned: bool = typer.Option(False, "--show-pruned", help="Print the pruned document (stderr) first."),
@@ -61,7 +60,7 @@ def ask_command(
             printed[:] = [True]
 
     try:
-        result = ask(text, question, server=server, model=model, api_key=api_key, domain=domain.value,
+        result = ask(text, question, server=server, model=model, api_key=api_key, domain=domain,
                      rules=[str(r) for r in rules], tokenizer=tokenizer, lang=lang.value if lang else None,
                      template=template, messages=[{"role": "system", "content": system}] if system else (),
                      max_tokens=max_tokens, concurrency=concurrency, budget=budget, on_delta=printer,

@@ -53,7 +53,7 @@ def prune_command(
     files: list[str] = typer.Argument(..., help="Document to prune (text, PDF or DOCX), or - for stdin. Several "
                                       "files, a folder, or a .jsonl/.parquet file (one document per line/row): "
                                       "one JSONL row per document, as `catp batch` writes them."),
-    domain: Domain = typer.Option(Domain.auto, "--domain", "-d", help="Rule set; auto detects it."),
+    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
     budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Budget in tokens."),
     ratio: Optional[str] = typer.Option(None, "--ratio", "-r", help="Budget as a share of the input, e.g. 1/6."),
     question: Optional[str] = typer.Option(None, "--question", "-q", help="Rank text by relevance to this question."),
@@ -77,7 +77,7 @@ def prune_command(
 ) -> None:
     """Prune FILE so it fits the budget; print the extract (or JSON / HTML). Many documents give JSONL rows."""
     if _many(files):
-        return _prune_many(files, fmt, output, jobs, domain=domain.value, budget=budget, ratio=ratio,
+        return _prune_many(files, fmt, output, jobs, domain=domain, budget=budget, ratio=ratio,
                            question=question, rules=rules, tokenizer=tokenizer, gap_marker=gap_marker,
                            cue_window=cue_window, scorer=scorer, scorer_model=scorer_model, scorer_url=scorer_url,
                            scorer_sha256=scorer_sha256, scorer_max_tokens=scorer_max_tokens, device=device,
@@ -97,7 +97,7 @@ def prune_command(
         decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
     options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile,
                              scorer=scorer)
-    pruner = Pruner(domain=domain.value, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
+    pruner = Pruner(domain=domain, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
     doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
     result = pruner.finish(doc)

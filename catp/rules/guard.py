@@ -1,18 +1,36 @@
 """The guard against runaway patterns: a rule's scans stop after `timeout` CPU seconds (TimeoutError).
 
 `regex`'s own `timeout=` reads the clock as it scans and at every match: 20-40% of a scan's time.
-In the main thread of a Unix process the guard is instead one CPU timer (ITIMER_VIRTUAL) armed around
-all of a rule's scans: `regex` checks for signals as it scans, so the timer's signal stops a runaway
-match just the same, and nothing is paid while the timer does not fire. Elsewhere (another thread,
-SIGVTALRM handled by someone else, no setitimer) every search gets what is left of the timeout."""
+In the main thread of a Unix process where no other thread prunes the guard is instead one CPU timer
+(ITIMER_VIRTUAL) armed around all of a rule's scans: `regex` checks for signals as it scans, so the
+timer's signal stops a runaway match just the same, and nothing is paid while the timer does not fire.
+Elsewhere (other threads pruning: the timer counts their CPU too; SIGVTALRM handled by someone else; no
+setitimer) every search gets what is left of the timeout, counted in the thread's own CPU seconds
+between searches (within one search, `regex` counts the process's)."""
 
 from __future__ import annotations
 
 import signal
 import threading
 import time
+from contextlib import contextmanager
 
 _armed = False  # a timer of ours is running: its signal means the rule ran out of time
+_pruning = 0  # threads inside `pruning()`
+_pruning_lock = threading.Lock()
+
+
+@contextmanager
+def pruning():
+    """Around a document's pruning: while other threads prune too, the main thread does not use the timer."""
+    global _pruning
+    with _pruning_lock:
+        _pruning += 1
+    try:
+        yield
+    finally:
+        with _pruning_lock:
+            _pruning -= 1
 
 
 def _on_timer(signum, frame) -> None:
@@ -22,6 +40,8 @@ def _on_timer(signum, frame) -> None:
 
 def _timer_usable() -> bool:
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return False
+    if _pruning > 1:  # the timer would count the CPU time of the other threads pruning too
         return False
     handler = signal.getsignal(signal.SIGVTALRM)
     if handler is _on_timer:
@@ -50,7 +70,7 @@ class Guard:
             except (OverflowError, ValueError, OSError):  # a timeout the timer cannot hold
                 _armed = self.timed = False
         if not self.timed:
-            self.deadline = time.process_time() + self.timeout
+            self.deadline = time.thread_time() + self.timeout
         return self
 
     def __exit__(self, *exc) -> None:
@@ -66,8 +86,9 @@ class Guard:
 
 
 def time_left(deadline: float) -> float:
-    """The CPU seconds left before `deadline` (a time.process_time()); TimeoutError when none are."""
-    left = deadline - time.process_time()
+    """The CPU seconds left before `deadline` (a time.thread_time(): this thread's, not the other
+    threads'); TimeoutError when none are."""
+    left = deadline - time.thread_time()
     if left <= 0:
         raise TimeoutError("regex timed out")
     return left

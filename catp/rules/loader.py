@@ -57,6 +57,10 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
         if "Unicode character escape" in problem:  # libyaml's words for a \ud800-\udfff escape, among others
             problem += " (a \\u escape must name a character; lone surrogates \\ud800-\\udfff are not one)"
         raise RuleError(f"invalid YAML: {problem}", path=path, line=line) from exc
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow: the reader gives its position
+        line = raw.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
+        code = ord(exc.character) if isinstance(exc.character, str) else exc.character  # libyaml: the code
+        raise RuleError(f"invalid YAML: {exc.reason} (U+{code:04X})", path=path, line=line) from exc
     except yaml.YAMLError as exc:
         raise RuleError(f"invalid YAML: {exc}", path=path) from exc
     if not isinstance(data, dict):
@@ -162,14 +166,18 @@ def _explain(exc: ValidationError, data: dict, rule_lines: list[int], path: str,
 
 
 def resolve(domain: str | None, extra: list[str | Path] | tuple = ()) -> list[LoadedRuleSet]:
-    """common.yaml, then the domain's built-in set, then the user's files; ids must be unique."""
-    files: list[str | Path] = [builtin_path("common")]
-    if domain and domain not in ("general", "auto"):
-        if domain not in BUILTIN_DOMAINS:
-            raise CatpError(f"unknown domain {domain!r}; choose one of {', '.join(BUILTIN_DOMAINS)}, general or auto")
-        files.append(builtin_path(domain))
-    files.extend(extra)
-    loaded = [load_file(f) for f in files]
+    """common.yaml, then the domain's built-in set, then the user's files; ids must be unique.
+    A domain that is no built-in one may be the `name` of one of the user's files (a domain of their
+    own: common.yaml and the user's files)."""
+    builtin = domain if domain in BUILTIN_DOMAINS else None
+    user = [load_file(f) for f in extra]
+    if domain and domain not in ("general", "auto") and builtin is None:
+        names = sorted({item.ruleset.name for item in user} - {"general", "auto", *BUILTIN_DOMAINS})
+        if domain not in names:
+            own = f", or a --rules file's name ({', '.join(names)})" if names else ""
+            raise CatpError(f"unknown domain {domain!r}; choose one of {', '.join(BUILTIN_DOMAINS)}, general or "
+                            f"auto{own}")
+    loaded = [load_file(builtin_path("common")), *([load_file(builtin_path(builtin))] if builtin else []), *user]
     check_unique_ids(loaded)
     return loaded
 

@@ -179,7 +179,7 @@ class HeadingMatcher(Matcher):
         """One search per heading unit, all of them sharing the rule's timeout (CPU seconds, as `regex`
         counts them): a slow pattern cannot take the timeout once per heading."""
         text, search, left, found = ctx.text, self.pattern.search, ctx.regex_timeout, []
-        deadline = time.process_time() + left
+        deadline = time.thread_time() + left
         for start, end in ctx.heading_units():
             if search(text, start, end, timeout=left):
                 found.append(self.span(start, end))

@@ -106,6 +106,13 @@ class PosRule(RuleBase):
     anchors: list[str] = Field(min_length=1, description="words that must occur in a sentence before the tagger runs on it")
     extend: Literal["none", "clause"] = "none"
 
+    @field_validator("anchors")
+    @classmethod
+    def _no_blank_anchors(cls, anchors: list[str]) -> list[str]:
+        if any(not a.strip() for a in anchors):
+            raise ValueError("anchors must not be blank")
+        return anchors
+
 
 class HeadingRule(RuleBase):
     """Marks heading units whose text matches `pattern`."""
@@ -124,6 +131,13 @@ class Detection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     keywords: list[str] = Field(default_factory=list)
+
+    @field_validator("keywords")
+    @classmethod
+    def _no_blank_keywords(cls, keywords: list[str]) -> list[str]:
+        if any(not k.strip() for k in keywords):  # a blank keyword occurs everywhere: it would pick every document
+            raise ValueError("keywords must not be blank")
+        return keywords
 
 
 class SelectionPolicy(BaseModel):

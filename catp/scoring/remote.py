@@ -79,6 +79,18 @@ class VLLMScorer(SelfInformationScorer):
     def close(self) -> None:
         self._client.close()
 
+    def __getstate__(self) -> dict:
+        """Pickled without its HTTP client (it holds locks and sockets); the copy opens its own."""
+        state = self.__dict__.copy()
+        client = state.pop("_client")
+        state["_client_options"] = (client.timeout, dict(client.headers))
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        timeout, headers = state.pop("_client_options")
+        self.__dict__.update(state)
+        self._client = httpx.Client(timeout=timeout, headers=headers)
+
     # --- HTTP ------------------------------------------------------------------------
     def _get(self, path: str) -> dict:
         return self._call("GET", path, None)

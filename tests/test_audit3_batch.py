@@ -1,0 +1,83 @@
+"""catp batch: SIGTERM stops it as Ctrl-C does (summary line, whole rows, --resume finishes); positions in
+messages are 1-based in JSONL and Parquet alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRACT = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+
+
+def catp(*args: str, cwd: Path, **kwargs):
+    return subprocess.Popen([sys.executable, "-m", "catp", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, **kwargs)
+
+
+def rows(path: Path) -> list[dict]:
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    return [json.loads(line) for line in data.splitlines()]
+
+
+@pytest.mark.parametrize("target,jobs", [("process", "1"), ("process", "2"), ("group", "2")])
+def test_sigterm_leaves_whole_rows_prints_the_summary_and_resume_finishes(tmp_path, target, jobs):
+    source = tmp_path / "in.jsonl"
+    with open(source, "w", encoding="utf-8") as fh:
+        for n in range(40):  # distinct texts: no cached analysis, each takes a while
+            fh.write(json.dumps({"id": f"d{n}", "text": f"Document {n}.\n" + CONTRACT}) + "\n")
+    out = tmp_path / "out.jsonl"
+    proc = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "-j", jobs, cwd=tmp_path,
+                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    deadline = time.time() + 300
+    while (not out.exists() or out.read_bytes().count(b"\n") < 3) and time.time() < deadline:
+        time.sleep(0.05)
+    if target == "group":  # systemd, a container runtime stopping every process
+        os.killpg(proc.pid, signal.SIGTERM)
+    else:  # kill PID, a supervisor
+        os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    err = err.decode()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    written = rows(out)
+    assert 3 <= len(written) < 40 and [r["id"] for r in written] == [f"d{n}" for n in range(len(written))]
+    assert all(r["error"] is None for r in written), [r["error"] for r in written]
+    assert f"catp: {len(written)} rows" in err and "--resume" in err and err.endswith("catp: interrupted\n"), err
+    again = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "--resume", "-j", "2", cwd=tmp_path)
+    again.communicate(timeout=600)
+    assert again.returncode == 0
+    assert [r["id"] for r in rows(out)] == [f"d{n}" for n in range(40)]
+
+
+def test_parquet_and_jsonl_name_the_same_record_by_the_same_1_based_number(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from catp.batch import BatchOptions, run_batch
+    from catp.batch_output import read_rows
+
+    good = "The fee is $5,000, payable on 1 March 2024 by Acme Inc. to Beta LLC. " * 20
+    records = [{"id": "a", "text": good, "budget": None}, {"id": None, "text": None, "budget": None},
+               {"id": None, "text": good, "budget": -5}, {"id": "d", "text": good, "budget": None}]
+    pq.write_table(pa.Table.from_pylist(records), tmp_path / "in.parquet")
+    with open(tmp_path / "in.jsonl", "w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps({k: v for k, v in r.items() if v is not None}) + "\n")
+    errors = {}
+    for name in ("in.parquet", "in.jsonl"):
+        out = tmp_path / f"{name}.out.jsonl"
+        run_batch([str(tmp_path / name)], out, BatchOptions(ratio="1/2"), progress=False)
+        got = read_rows(out)
+        where = str(tmp_path / name)
+        assert [r["id"] for r in got] == ["a", f"{where}:2", f"{where}:3", "d"]
+        assert got[1]["error"].startswith(f"{where}:2: ") and got[2]["error"].startswith(f"{where}:3: ")
+        errors[name] = [r["error"] and r["error"][len(where):] for r in got]
+    assert errors["in.parquet"] == errors["in.jsonl"]
