@@ -325,24 +325,18 @@ class Worker:
         """One row for one item; never raises for a bad document."""
         if item.error is not None:
             return error_row(item.id, item.error)
-        from catp.decode import catp_warnings
-
-        with catp_warnings() as ours:  # catp's own (bad UTF-8 replaced) go in the row
-            row = self._prune(item, self.options)
-        if ours and row["error"] is None:
-            row["warnings"] = ours + row["warnings"]
-        return row
+        return self._prune(item, self.options)
 
     def _prune(self, item: Item, o: BatchOptions) -> dict:
         from catp.errors import CatpError
 
         try:
             if item.text is not None:
-                text, encoding, fmt = item.text, None, None
+                text, encoding, fmt, notes = item.text, None, None, ()
             else:
                 from catp.decode import read_input
 
-                text, encoding, fmt = read_input(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
+                text, encoding, fmt, notes = read_input(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
             ov = item.overrides
             budget, ratio = (ov.get("budget"), ov.get("ratio")) if ("budget" in ov or "ratio" in ov) \
                 else (o.budget, o.ratio)
@@ -356,6 +350,7 @@ class Worker:
             return error_row(item.id, f"internal error: {type(exc).__name__}: {exc}")
         if fmt is not None:
             result.stats.input_format = fmt
+        result.warnings[:0] = notes  # bad UTF-8 replaced, pages without text
         data = result.model_dump()
         return {"id": item.id, "text": data["text"], "kept": data["kept"], "stats": data["stats"],
                 "warnings": data["warnings"], "error": None}

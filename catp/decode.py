@@ -1,12 +1,12 @@
 """bytes -> text: PDF and DOCX extracted (catp/formats.py), else detect the encoding; reject what is not
-text, enforce size limits, collect catp's decode warnings for the result."""
+text, enforce size limits. What the result should say (bad UTF-8 replaced, pages without text) comes
+back in `Decoded.warnings`, not as Python warnings: those are process-wide, and threads would mix them."""
 
 from __future__ import annotations
 
 import codecs
 import os
 import warnings
-from contextlib import contextmanager
 from typing import NamedTuple
 
 from catp.errors import InputError
@@ -23,13 +23,20 @@ class Decoded(NamedTuple):
     text: str  # what the result's offsets refer to
     encoding: str | None  # None for a PDF or DOCX
     format: str  # "text", "pdf" or "docx"
+    warnings: tuple[str, ...] = ()  # for the result's warnings: bad UTF-8 replaced, pages without text
 
 
 def decode_bytes(data: bytes, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                  source: str = "input") -> tuple[str, str | None]:
-    """Return (text, encoding): `decode_input` without the format."""
-    text, used, _ = decode_input(data, encoding=encoding, max_bytes=max_bytes, source=source)
-    return text, used
+    """Return (text, encoding): `decode_input` without the format; its warnings are Python warnings."""
+    decoded = decode_input(data, encoding=encoding, max_bytes=max_bytes, source=source)
+    _warn(decoded.warnings)
+    return decoded.text, decoded.encoding
+
+
+def _warn(notes) -> None:
+    for note in notes:
+        warnings.warn(note, stacklevel=3)
 
 
 def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -42,8 +49,10 @@ def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = D
     if not data.strip():
         raise InputError(f"{source}: the input is empty")
     kind, problem = sniff(data)
+    notes: list[str] = []
     if kind != TEXT:
-        return Decoded(extract(data, kind, source, max_bytes), None, kind)
+        text = extract(data, kind, source, max_bytes, notes)
+        return Decoded(text, None, kind, tuple(notes))
     if encoding:
         try:  # the user says it is text: NUL characters are kept, not taken for binary
             return Decoded(_clean(data.decode(encoding), source, nul_check=False), encoding, TEXT)
@@ -51,10 +60,11 @@ def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = D
             raise InputError(f"{source}: cannot decode as {encoding}: {exc}") from exc
     if problem:
         raise InputError(f"{source}: {problem}")
-    return Decoded(*_decode_text(data, source), TEXT)
+    text, used = _decode_text(data, source, notes)
+    return Decoded(text, used, TEXT, tuple(notes))
 
 
-def _decode_text(data: bytes, source: str) -> tuple[str, str]:
+def _decode_text(data: bytes, source: str, notes: list[str]) -> tuple[str, str]:
     for bom, name in _BOMS:
         if data.startswith(bom):
             try:
@@ -68,7 +78,7 @@ def _decode_text(data: bytes, source: str) -> tuple[str, str]:
     if b"\x00" in data:
         raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); catp reads text, PDF "
                          "and DOCX files; give --encoding (e.g. utf-8) if it is text")
-    mostly = _mostly_utf8(data, source)
+    mostly = _mostly_utf8(data, source, notes)
     if mostly is not None:
         return _clean(mostly, source), "utf-8"
     best = _detect(data)
@@ -81,7 +91,7 @@ def _decode_text(data: bytes, source: str) -> tuple[str, str]:
         return _clean(str(best), source), best.encoding
 
 
-def _mostly_utf8(data: bytes, source: str) -> str | None:
+def _mostly_utf8(data: bytes, source: str, notes: list[str]) -> str | None:
     """UTF-8 with a few bad bytes (a file cut mid-character by `head -c`, a stray byte) is UTF-8: its
     many valid multi-byte characters say so. Detection used to refuse such Chinese text as binary, or
     read the whole file in a wrong code page. The bad bytes become U+FFFD, with a warning."""
@@ -90,8 +100,7 @@ def _mostly_utf8(data: bytes, source: str) -> str | None:
     wide = sum(1 for ch in text if ch > "\x7f") - bad
     if bad == 0 or wide < 10 * bad:  # a legacy encoding's text has few or no valid UTF-8 sequences
         return None
-    warnings.warn(f"{source}: {bad} invalid UTF-8 sequence{'s' if bad > 1 else ''} replaced with U+FFFD",
-                  stacklevel=4)
+    notes.append(f"{source}: {bad} invalid UTF-8 sequence{'s' if bad > 1 else ''} replaced with U+FFFD")
     return text
 
 
@@ -122,9 +131,10 @@ def _clean(text: str, source: str, nul_check: bool = True) -> str:
 
 
 def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[str, str | None]:
-    """Read a file (or '-' for stdin) and decode it: (text, encoding)."""
-    text, used, _ = read_input(path, encoding=encoding, max_bytes=max_bytes)
-    return text, used
+    """Read a file (or '-' for stdin) and decode it: (text, encoding); its warnings are Python warnings."""
+    decoded = read_input(path, encoding=encoding, max_bytes=max_bytes)
+    _warn(decoded.warnings)
+    return decoded.text, decoded.encoding
 
 
 def read_input(path: str, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Decoded:
@@ -162,24 +172,3 @@ def _read_limited(fh, max_bytes: int) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
     return b"".join(chunks)
-
-
-_CATP_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-@contextmanager
-def catp_warnings():
-    """Collect the warnings catp's own code raises (bad UTF-8 replaced, ...) in the list it yields, for
-    a result's `warnings`; other libraries' warnings are shown as usual once the block ends."""
-    ours: list[str] = []
-    caught: list = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield ours
-    finally:
-        for w in caught:
-            if w.filename.startswith(_CATP_DIR):
-                ours.append(str(w.message))
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -83,14 +83,15 @@ def _binary(what: str, todo: str) -> str:
     return f"binary, not text ({what}); {READS}: {todo}"
 
 
-def extract(data: bytes, kind: str, source: str, max_bytes: int) -> str:
-    """The text of a PDF or DOCX file. Raises InputError (with what to do) when it cannot be had."""
+def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str]) -> str:
+    """The text of a PDF or DOCX file; what the result should say goes in `notes`. Raises InputError
+    (with what to do) when it cannot be had."""
     if kind == DOCX:  # a ZIP bomb is refused before it is unpacked (its XML is some times its text)
         unpacked = zipfile.ZipFile(io.BytesIO(data)).getinfo("word/document.xml").file_size
         if unpacked > 10 * max_bytes:
             raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
                              f"of {max_bytes:,} bytes (raise it with --max-bytes)")
-    text = _pdf_text(data, source) if kind == PDF else _docx_text(data, source)
+    text = _pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source)
     # a PDF's odd font can map glyphs to NUL or to lone surrogates: tokenizers take neither
     return _UNTOKENIZABLE.sub("\ufffd", text)
 
@@ -102,7 +103,7 @@ def _missing(source: str, what: str, package: str, extra: str) -> InputError:
 # -- PDF ---------------------------------------------------------------------------------------------
 
 
-def _pdf_text(data: bytes, source: str) -> str:
+def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
     try:
         import pypdf
     except ImportError:
@@ -134,12 +135,10 @@ def _pdf_text(data: bytes, source: str) -> str:
         raise InputError(f"{source}: a PDF with no text layer ({what}; scanned images?): OCR it first "
                          "(e.g. ocrmypdf --sidecar out.txt in.pdf out.pdf) and give catp the text")
     empty = [n for n, p in enumerate(pages, 1) if not p]
-    if empty:  # in the result's warnings (catp.decode.catp_warnings)
-        import warnings
-
+    if empty:  # in the result's warnings
         listed = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
-        warnings.warn(f"{source}: {len(empty)} of {len(pages)} pages have no text (blank, or scanned: OCR them "
-                      f"to prune their text too): page {listed}", stacklevel=2)
+        notes.append(f"{source}: {len(empty)} of {len(pages)} pages have no text (blank, or scanned: OCR them "
+                     f"to prune their text too): page {listed}")
     return text
 
 

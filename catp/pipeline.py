@@ -12,7 +12,7 @@ from numbers import Integral
 from pathlib import Path
 
 from catp.annotate import annotate
-from catp.decode import DEFAULT_MAX_BYTES, Decoded, catp_warnings, decode_input, read_input
+from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, read_input
 from catp.detect import detect_domain, detect_langs
 from catp.document import Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
@@ -62,8 +62,8 @@ class Pruner:
     gap marker or cue window); every error is a `catp.errors.CatpError`.
 
     Threads: one Pruner may serve `prune` and `analyse` from many threads at once, with the results a lone
-    caller gets (the caches it fills are shared and hold the same values whoever fills them). Not yet
-    `prune_bytes`: its decode warnings are caught with `warnings.catch_warnings`, which is process-wide.
+    caller gets (the caches it fills are shared and hold the same values whoever fills them), and so do
+    `prune_bytes` and `prune_file` (decode returns its warnings with the text, not as Python warnings).
     The regex timeout counts each thread's own CPU time between searches, but the process's within one
     search: on a busy many-core server give `regex_timeout` room. Processes: a Pruner pickles (for
     multiprocessing pools, Ray) with its rules, tokenizer and scorer, without its cache of analysed texts.
@@ -130,21 +130,17 @@ class Pruner:
         else detected; `encoding` overrides). Raises InputError for empty, binary or undecodable bytes."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise InputError(f"data must be bytes, got {type(data).__name__} (use Pruner.prune for text)")
-        with catp_warnings() as caught:  # bad UTF-8 replaced: said in result.warnings
-            decoded = decode_input(bytes(data), encoding=encoding)
-        return self._prune_decoded(decoded, caught, kwargs)
+        return self._prune_decoded(decode_input(bytes(data), encoding=encoding), kwargs)
 
     def prune_file(self, path: str | Path, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                    **kwargs) -> PruneResult:
         """Read a text, PDF or DOCX file ('-': stdin) and prune it, as `prune_bytes`."""
-        with catp_warnings() as caught:
-            decoded = read_input(str(path), encoding=encoding, max_bytes=max_bytes)
-        return self._prune_decoded(decoded, caught, kwargs)
+        return self._prune_decoded(read_input(str(path), encoding=encoding, max_bytes=max_bytes), kwargs)
 
-    def _prune_decoded(self, decoded: Decoded, caught: list[str], kwargs: dict) -> PruneResult:
+    def _prune_decoded(self, decoded: Decoded, kwargs: dict) -> PruneResult:
         result = self.prune(decoded.text, encoding=decoded.encoding, **kwargs)
         result.stats.input_format = decoded.format
-        result.warnings[:0] = caught
+        result.warnings[:0] = decoded.warnings  # bad UTF-8 replaced, pages without text
         return result
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,

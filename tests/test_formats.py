@@ -134,14 +134,14 @@ def pruner() -> Pruner:
 @pytest.mark.parametrize("name, heading, paragraphs, table", [
     ("en.docx", EN_HEADING, EN_PARAGRAPHS, EN_TABLE), ("zh.docx", ZH_HEADING, ZH_PARAGRAPHS, ZH_TABLE)])
 def test_docx_keeps_heading_paragraphs_and_table_rows_in_order(files, name, heading, paragraphs, table):
-    text, encoding, fmt = read_input(str(files[name]))
+    text, encoding, fmt, _ = read_input(str(files[name]))
     assert (encoding, fmt) == (None, "docx")
     blocks = [heading, paragraphs[0], "\n".join(rows_of(table)), *paragraphs[1:]]
     assert text == "\n\n".join(blocks)
 
 
 def test_pdf_joins_wrapped_lines_and_keeps_paragraphs_heading_and_table(files):
-    text, encoding, fmt = read_input(str(files["en.pdf"]))
+    text, encoding, fmt, _ = read_input(str(files["en.pdf"]))
     assert (encoding, fmt) == (None, "pdf")
     blocks = text.split("\n\n")
     assert blocks[0] == EN_HEADING
@@ -258,7 +258,7 @@ def test_a_pdf_named_txt_is_read_as_pdf_and_a_text_named_pdf_as_text(files, tmp_
     check_extract(result, read_input(str(files["en.pdf"])).text)
     text_named_pdf = tmp_path / "notes.pdf"
     text_named_pdf.write_text(EN_PARAGRAPHS[0], encoding="utf-8")
-    assert read_input(str(text_named_pdf)) == (EN_PARAGRAPHS[0], "utf-8", "text")
+    assert read_input(str(text_named_pdf)) == (EN_PARAGRAPHS[0], "utf-8", "text", ())
 
 
 def test_stdin_and_decode_output_file(files, tmp_path):
@@ -443,22 +443,49 @@ def test_a_cut_docx_is_a_clear_error(files):
 # -- decode warnings: one helper for prune_bytes, prune_file, catp prune and batch ---------------------------------
 
 
-def test_catp_warnings_keeps_catps_own_and_shows_the_others(tmp_path):
+def test_decode_warnings_come_back_with_the_text_and_reach_every_result(tmp_path):
+    """Decode returns its warnings (bad UTF-8 replaced, pages without text) with the text, for the result's
+    warnings: prune_file, catp prune --format json, catp decode and catp batch; decode_bytes, which returns
+    only (text, encoding), raises them as Python warnings."""
     import warnings
 
-    from catp.decode import catp_warnings
+    from catp.decode import decode_bytes
 
     cut = tmp_path / "cut.txt"
-    cut.write_bytes(("第一条 甲方应于2024年3月1日前付款。" * 20).encode()[:-1])  # cut mid-character
-    with pytest.warns(DeprecationWarning, match="another library"):
-        with catp_warnings() as ours:
-            read_input(str(cut))
-            warnings.warn("another library's warning", DeprecationWarning)  # raised here, outside catp/
-    assert ours == [f"{cut}: 1 invalid UTF-8 sequence replaced with U+FFFD"]
-    assert Pruner().prune_file(cut, ratio="1/2").warnings[0] == ours[0]
+    data = ("第一条 甲方应于2024年3月1日前付款。" * 20).encode()[:-1]  # cut mid-character
+    cut.write_bytes(data)
+    note = f"{cut}: 1 invalid UTF-8 sequence replaced with U+FFFD"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # read_input raises no Python warning
+        assert read_input(str(cut)).warnings == (note,)
+    with pytest.warns(UserWarning, match="1 invalid UTF-8 sequence"):
+        decode_bytes(data)
+    assert Pruner().prune_file(cut, ratio="1/2").warnings[0] == note
     proc = catp("prune", str(cut), "--ratio", "1/2", "--format", "json")
-    assert proc.returncode == 0 and json.loads(proc.stdout)["warnings"][0] == ours[0]
-    assert proc.stderr.decode().count("invalid UTF-8") == 1  # said once
+    assert proc.returncode == 0 and json.loads(proc.stdout)["warnings"][0] == note
+    assert note in catp("decode", str(cut)).stderr.decode()
+    out = tmp_path / "rows.jsonl"
+    assert catp("batch", str(cut), "-o", str(out), "--ratio", "1/2").returncode == 0
+    assert json.loads(out.read_text(encoding="utf-8"))["warnings"][0] == note
+
+
+def test_prune_bytes_from_threads_gives_each_document_its_own_warnings():
+    """Concurrent prune_bytes calls: each result says how many bad bytes its own input had (they were
+    collected with warnings.catch_warnings, which is process-wide, and threads got each other's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pruner = Pruner()
+    body = ("第一条 甲方应于2024年3月1日前向乙方付款，逾期按日支付违约金。" * 400).encode()
+    inputs = [body[: len(body) // 2] + b"\xff" * (1 + k % 4) + body[len(body) // 2:] for k in range(24)]
+
+    def bad_bytes(data: bytes) -> list[str]:
+        return [w for w in pruner.prune_bytes(data, ratio="1/6").warnings if "invalid UTF-8" in w]
+
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(bad_bytes, inputs))
+    for k, notes in enumerate(found):
+        n = 1 + k % 4
+        assert notes == [f"input: {n} invalid UTF-8 sequence{'s' if n > 1 else ''} replaced with U+FFFD"], k
 
 
 def test_a_docx_whose_text_part_unpacks_past_the_limit_is_refused_before_unpacking():
@@ -468,3 +495,18 @@ def test_a_docx_whose_text_part_unpacks_past_the_limit_is_refused_before_unpacki
     with pytest.raises(InputError, match="unpacks to .* over 10 times the size limit"):
         decode_input(data, max_bytes=len(data))
     assert decode_input(data, max_bytes=size // 10 + 1).format == "docx"
+
+
+def test_decode_from_threads_returns_each_input_its_own_warnings():
+    """The decode step alone, where the old process-wide collection mixed threads' warnings up (11 of 80
+    concurrent decodes of 900 KB got another's warning or none)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = ("第一条 甲方应于2024年3月1日前向乙方付款，逾期按日支付违约金。" * 6000).encode()
+    inputs = [body[: len(body) // 2] + b"\xff" * (k % 3) + body[len(body) // 2:] for k in range(40)]
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(lambda data: decode_input(data).warnings, inputs))
+    for k, notes in enumerate(found):
+        n = k % 3
+        assert notes == ((f"input: {n} invalid UTF-8 sequence{'s' if n > 1 else ''} replaced with U+FFFD",) if n
+                         else ()), k

@@ -19,16 +19,15 @@ def decode_command(
 ) -> None:
     """Print FILE's text as catp reads it: decoded, or extracted from a PDF or DOCX. The `start`/`end`
     offsets of `catp prune --format json` index this text (as Python characters); nothing is added."""
-    from catp.decode import catp_warnings, read_input
+    from catp.decode import read_input
 
-    with catp_warnings() as caught:
-        decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
+    decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
     if output and str(output) != "-":
         write_output(output, decoded.text)
     else:
         typer.echo(decoded.text, nl=False)
     if not quiet:
-        for warning in caught:
+        for warning in decoded.warnings:
             typer.echo(f"catp: warning: {warning}", err=True)
         how = f"encoding {decoded.encoding}" if decoded.encoding else "extracted text"
         typer.echo(f"catp: {file}: {decoded.format}, {how}, {len(decoded.text):,} characters", err=True)

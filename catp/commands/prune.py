@@ -85,7 +85,7 @@ def prune_command(
     if jobs != 1:
         raise CatpError("--jobs is for many documents (several files, a folder or a JSONL/Parquet file)")
     file = files[0]
-    from catp.decode import catp_warnings, read_input
+    from catp.decode import read_input
     from catp.pipeline import Pruner
     from catp.render import to_html
 
@@ -93,8 +93,7 @@ def prune_command(
         raise CatpError("give --budget N (tokens) or --ratio R (e.g. 1/6)")
     if quiet:
         warnings.simplefilter("ignore")  # catp.cli.main restores the filters
-    with catp_warnings() as decode_warnings:
-        decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
+    decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
     options = scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device, scorer_compile,
                              scorer=scorer)
     pruner = Pruner(domain=domain, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
@@ -102,7 +101,7 @@ def prune_command(
     doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
     result = pruner.finish(doc)
     result.stats.input_format = decoded.format
-    result.warnings[:0] = decode_warnings
+    result.warnings[:0] = decoded.warnings
     if fmt is Format.json:
         rendered = result.model_dump_json(indent=2)
     elif fmt is Format.html:
