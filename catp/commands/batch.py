@@ -34,7 +34,7 @@ def batch_command(
                                                                  "or ray://HOST:PORT; default a local Ray."),
     resume: bool = typer.Option(False, "--resume", help="Keep the rows already in the output and prune only "
                                                        "the input rows whose id is not there (appended)."),
-    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto, legal, finance, medical, general."),
+    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
     budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Budget in tokens (a JSONL row's own budget/ratio wins)."),
     ratio: Optional[str] = typer.Option(None, "--ratio", "-r", help="Budget as a share of each input, e.g. 1/6."),
     question: Optional[str] = typer.Option(None, "--question", "-q", help="Rank text by relevance to this question (a row's own wins)."),

@@ -96,7 +96,7 @@ def explain_command(rule_id: str = typer.Argument(..., help="A rule id, e.g. dat
 
 
 @rules_app.command("policy")
-def policy_command(domain: str = typer.Option(..., "--domain", help="legal, finance or medical."),
+def policy_command(domain: str = typer.Option(..., "--domain", help="legal, finance, medical, general, or a --rules file's name."),
                    paths: list[Path] = typer.Option([], "--rules", help="Extra rule files (they override).")) -> None:
     """Show the selection policy in force for a domain, per language, after merging the rule sets."""
     from catp.rules.loader import resolve
