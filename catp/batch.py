@@ -101,13 +101,18 @@ class BatchSummary:
                 f"{self.jobs} jobs, engine {self.engine}")
 
 
-class BatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during `run_batch`: the output was closed whole (every row written is complete);
-    `summary` counts the rows written."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during `run_batch`: handled as Ctrl-C is, but the exit code is 143 (128 + SIGTERM)."""
 
-    def __init__(self, summary: BatchSummary) -> None:
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during `run_batch`: the output was closed whole (every row written is complete);
+    `summary` counts the rows written; `terminated` says it was SIGTERM."""
+
+    def __init__(self, summary: BatchSummary, terminated: bool = False) -> None:
         super().__init__()
         self.summary = summary
+        self.terminated = terminated
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -552,10 +557,10 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
             stop.release()
             if bar is not None:
                 bar[0].update(bar[1], advance=1, errors=summary.errors)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as exc:
+        interrupted = exc
     else:
-        interrupted = False
+        interrupted = None
     finally:
         stop.holding = True  # a second signal does not cut the closing short
         if bar is not None:
@@ -563,18 +568,20 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
         writer.close()
         stop.restore()
     summary.elapsed_s = time.perf_counter() - started
-    if interrupted:
-        raise BatchInterrupted(summary) from None
+    if interrupted is not None:
+        raise BatchInterrupted(summary, terminated=isinstance(interrupted, Terminated)) from None
     return summary
 
 
 class _StopSignals:
     """While a batch runs: SIGTERM (kill, a supervisor stopping it) stops it as Ctrl-C does, by a
-    KeyboardInterrupt; either signal that comes while `holding` (a row being written) waits for
-    `release`. Only in the main thread, and only for signals whose handler is Python's default."""
+    KeyboardInterrupt (`Terminated`, for its exit code); either signal that comes while `holding` (a row
+    being written) waits for `release`. Only in the main thread, and only for signals whose handler is
+    Python's default."""
 
     def __init__(self) -> None:
-        self.holding = self.pending = False
+        self.holding = False
+        self.pending: KeyboardInterrupt | None = None
         self.saved: dict = {}
 
     def install(self) -> None:
@@ -596,15 +603,18 @@ class _StopSignals:
         self.saved = {}
 
     def _on_signal(self, signum, frame) -> None:
+        import signal
+
+        stop = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
         if self.holding:
-            self.pending = True
+            self.pending = self.pending or stop
         else:
-            raise KeyboardInterrupt
+            raise stop
 
     def release(self) -> None:
         self.holding = False
-        if self.pending:
-            raise KeyboardInterrupt
+        if self.pending is not None:
+            raise self.pending
 
 
 def _progress(total: int | None):

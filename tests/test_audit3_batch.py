@@ -46,11 +46,11 @@ def test_sigterm_leaves_whole_rows_prints_the_summary_and_resume_finishes(tmp_pa
         os.kill(proc.pid, signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
     err = err.decode()
-    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert proc.returncode == 143 and "Traceback" not in err, err
     written = rows(out)
     assert 3 <= len(written) < 40 and [r["id"] for r in written] == [f"d{n}" for n in range(len(written))]
     assert all(r["error"] is None for r in written), [r["error"] for r in written]
-    assert f"catp: {len(written)} rows" in err and "--resume" in err and err.endswith("catp: interrupted\n"), err
+    assert f"catp: {len(written)} rows" in err and "--resume" in err and err.endswith("catp: terminated\n"), err
     again = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "--resume", "-j", "2", cwd=tmp_path)
     again.communicate(timeout=600)
     assert again.returncode == 0

@@ -96,6 +96,9 @@ def batch_command(
         if output != "-":
             typer.echo(f"catp: the rows above are whole in {where}; run it again with --resume to do the rest",
                        err=True)
+        if stop.terminated:  # 128 + SIGTERM, as a shell or a supervisor reads it
+            typer.echo("catp: terminated", err=True)
+            raise typer.Exit(143) from None
         raise
     if not quiet:
         typer.echo(summary.line("stdout" if output == "-" else output), err=True)
