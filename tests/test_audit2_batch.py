@@ -6,25 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CONTRACT = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+from _batch_cli import CONTRACT, catp, rows
+
 GOOD = "The fee is $5,000, payable on 1 March 2024 by Acme Inc. to Beta LLC. " * 20
-
-
-def catp(*args: str, cwd: Path, **kwargs):
-    return subprocess.Popen([sys.executable, "-m", "catp", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, **kwargs)
-
-
-def rows(path: Path) -> list[dict]:
-    data = path.read_bytes()
-    assert data.endswith(b"\n")
-    return [json.loads(line) for line in data.splitlines()]
 
 
 def test_bad_rows_and_files_in_the_middle_are_error_rows(tmp_path):

@@ -6,26 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
+from _batch_cli import CONTRACT, catp, rows
 
-ROOT = Path(__file__).resolve().parents[1]
-CONTRACT = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
-
-
-def catp(*args: str, cwd: Path, **kwargs):
-    return subprocess.Popen([sys.executable, "-m", "catp", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, **kwargs)
-
-
-def rows(path: Path) -> list[dict]:
-    data = path.read_bytes()
-    assert data.endswith(b"\n")
-    return [json.loads(line) for line in data.splitlines()]
 
 
 @pytest.mark.parametrize("target,jobs", [("process", "1"), ("process", "2"), ("group", "2")])
