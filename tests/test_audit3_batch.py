@@ -12,7 +12,6 @@ import pytest
 from _batch_cli import CONTRACT, catp, rows
 
 
-
 @pytest.mark.parametrize("target,jobs", [("process", "1"), ("process", "2"), ("group", "2")])
 def test_sigterm_leaves_whole_rows_prints_the_summary_and_resume_finishes(tmp_path, target, jobs):
     source = tmp_path / "in.jsonl"
