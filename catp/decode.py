@@ -1,4 +1,4 @@
-"""bytes -> text: PDF and DOCX extracted (catp/formats.py), else detect the encoding; reject what is not
+"""bytes -> text: PDF, DOCX and HTML extracted (catp/formats.py), else detect the encoding; reject what is not
 text, enforce size limits. What the result should say (bad UTF-8 replaced, pages without text) comes
 back in `Decoded.warnings`, not as Python warnings: those are process-wide, and threads would mix them."""
 
@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from catp.errors import InputError
-from catp.formats import TEXT, extract, sniff
+from catp.formats import HTML, READS, TEXT, extract, html_text, sniff
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
@@ -41,27 +41,30 @@ def _warn(notes) -> None:
 
 def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                  source: str = "input") -> Decoded:
-    """PDF and DOCX (told by their first bytes) give their extracted text; other bytes are decoded
+    """PDF, DOCX and HTML (told by their first bytes) give their extracted text; other bytes are decoded
     (BOM, UTF-8, else detected; `encoding` overrides, for text only). Raises InputError for empty,
-    binary, oversized or undecodable input, and for a PDF or DOCX that cannot be read."""
+    binary, oversized or undecodable input, and for a PDF, DOCX or HTML file that cannot be read."""
     if len(data) > max_bytes:
         raise InputError(f"{source}: {len(data):,} bytes is over the size limit of {max_bytes:,} bytes (raise it with --max-bytes)")
     if not data.strip():
         raise InputError(f"{source}: the input is empty")
     kind, problem = sniff(data)
     notes: list[str] = []
-    if kind != TEXT:
+    if kind not in (TEXT, HTML):
         text = extract(data, kind, source, max_bytes, notes)
         return Decoded(text, None, kind, tuple(notes))
     if encoding:
         try:  # the user says it is text: NUL characters are kept, not taken for binary
-            return Decoded(_clean(data.decode(encoding), source, nul_check=False), encoding, TEXT)
+            text, used = _clean(data.decode(encoding), source, nul_check=False), encoding
         except (LookupError, UnicodeDecodeError) as exc:
             raise InputError(f"{source}: cannot decode as {encoding}: {exc}") from exc
-    if problem:
+    elif problem:
         raise InputError(f"{source}: {problem}")
-    text, used = _decode_text(data, source, notes)
-    return Decoded(text, used, TEXT, tuple(notes))
+    else:
+        text, used = _decode_text(data, source, notes)
+    if kind == HTML:  # decoded as text first (its encoding as any text's), then its text extracted
+        text = html_text(text, source)
+    return Decoded(text, used, kind, tuple(notes))
 
 
 def _decode_text(data: bytes, source: str, notes: list[str]) -> tuple[str, str]:
@@ -76,8 +79,8 @@ def _decode_text(data: bytes, source: str, notes: list[str]) -> tuple[str, str]:
     except UnicodeDecodeError:
         pass
     if b"\x00" in data:
-        raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); catp reads text, PDF "
-                         "and DOCX files; give --encoding (e.g. utf-8) if it is text")
+        raise InputError(f"{source}: looks binary (NUL bytes, not UTF-16/32 with a BOM); {READS}; "
+                         "give --encoding (e.g. utf-8) if it is text")
     mostly = _mostly_utf8(data, source, notes)
     if mostly is not None:
         return _clean(mostly, source), "utf-8"

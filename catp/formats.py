@@ -1,9 +1,10 @@
-"""Document formats in the decode stage: PDF and DOCX are read as text (pypdf, python-docx: the extras
-catp[pdf], catp[docx]); other known binary formats get a one-line message naming them.
+"""Document formats in the decode stage: PDF, DOCX and HTML are read as text (pypdf, python-docx,
+inscriptis: the extras catp[pdf], catp[docx], catp[html]); other known binary formats get a one-line
+message naming them.
 
 The format is told by the file's first bytes, never by its name. The text extracted is what the
 result's offsets refer to (`catp decode FILE` prints it): paragraphs and headings separated by blank
-lines, a PDF's wrapped lines joined, a DOCX table's rows as lines of cells joined by " | "."""
+lines, a PDF's wrapped lines joined, a table's rows as lines of cells joined by " | "."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import zipfile
 
 from catp.errors import InputError
 
-PDF, DOCX, TEXT = "pdf", "docx", "text"
-READS = "catp reads text, PDF and DOCX files"
+PDF, DOCX, HTML, TEXT = "pdf", "docx", "html", "text"
+READS = "catp reads text, PDF, DOCX and HTML files"
 
 # Magic bytes -> (what the file is, what to do). ZIP-based formats are told apart by their members.
 _MAGIC = (
@@ -44,6 +45,7 @@ _COLUMN_GAP = re.compile(r" {4,}")
 _MARKER_GAP = re.compile(r"^([•◦▪▫■□●○·‣∙*–-]|(?:\d{1,3}\.)+\d{0,3}|\(?\d{1,3}\)|\(?[a-zA-Z]\)) {2,}")
 _MARKER = re.compile(_MARKER_GAP.pattern.replace(" {2,}", " "))  # a list item's start, its gap made one space
 _SPACES = re.compile(r" {2,}")
+_BLANK_LINES = re.compile(r"\n{3,}")
 
 
 def sniff(data: bytes) -> tuple[str, str | None]:
@@ -52,6 +54,8 @@ def sniff(data: bytes) -> tuple[str, str | None]:
     head = data[:16]
     if data[:1024].lstrip().startswith(b"%PDF-"):
         return PDF, None
+    if _is_html(data[:2048]):
+        return HTML, None
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return _zip_kind(data)
     if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
@@ -62,6 +66,15 @@ def sniff(data: bytes) -> tuple[str, str | None]:
         if head.startswith(magic):
             return TEXT, _binary(what, todo)
     return TEXT, None
+
+
+def _is_html(head: bytes) -> bool:
+    """An HTML document: it opens with a doctype or an <html> tag (after a BOM, an XML declaration or
+    comments), not a text that mentions a tag somewhere."""
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"<!doctype html", b"<html")):
+        return True
+    return head.startswith((b"<?xml", b"<!--")) and (b"<!doctype html" in head or b"<html" in head)
 
 
 def _zip_kind(data: bytes) -> tuple[str, str | None]:
@@ -93,6 +106,26 @@ def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str
                              f"of {max_bytes:,} bytes (raise it with --max-bytes)")
     text = _pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source)
     # a PDF's odd font can map glyphs to NUL or to lone surrogates: tokenizers take neither
+    return _UNTOKENIZABLE.sub("\ufffd", text)
+
+
+def html_text(html: str, source: str) -> str:
+    """An HTML document's text as inscriptis lays it out (headings and paragraphs as blocks, list items as
+    lines, scripts and styles left out), each table row a line of cells joined by " | " without the
+    column padding, and blank lines between blocks (one, at most)."""
+    try:
+        from inscriptis import get_text
+        from inscriptis.model.config import ParserConfig
+    except ImportError:
+        raise _missing(source, "an HTML file", "inscriptis", "html") from None
+    try:
+        laid_out = get_text(html, ParserConfig(table_cell_separator=" | "))
+    except Exception as exc:  # lxml raises several kinds on what it cannot parse
+        raise InputError(f"{source}: cannot read this HTML file ({type(exc).__name__}: {exc})") from exc
+    lines = [_SPACES.sub(" ", line).strip() for line in laid_out.splitlines()]
+    text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
+    if not text:
+        raise InputError(f"{source}: an HTML file with no text")
     return _UNTOKENIZABLE.sub("\ufffd", text)
 
 

@@ -40,7 +40,7 @@ class PruneStats(BaseModel):
     domain: str = Field(description="the rule set used: legal, finance, medical or general")
     encoding: str | None = Field(default=None, description="the detected (or given) encoding; None for text "
                                                            "passed as str")
-    input_format: str = Field(default="text", description="what the input was: text, pdf or docx (offsets refer "
+    input_format: str = Field(default="text", description="what the input was: text, pdf, docx or html (offsets refer "
                                                           "to the text extracted from it: `catp decode FILE`)")
     scorer: str = Field(description="the scorer that ranked the units not protected")
     units_total: int = Field(description="units (sentences, clauses, rows, headings) in the document")

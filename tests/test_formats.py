@@ -1,4 +1,4 @@
-"""PDF and DOCX input (catp/formats.py, in the decode stage) and the one-line word for other binary files.
+"""PDF, DOCX and HTML input (catp/formats.py, in the decode stage) and the one-line word for other binary files.
 
 The PDFs are written by fpdf2 and the DOCX files by python-docx here, then read back by pypdf and
 python-docx through catp: the API (`prune_bytes`, `prune_file`), `catp prune`, `catp decode`, `catp batch`
@@ -7,6 +7,7 @@ and a folder. The offsets of every result must index the extracted text that `ca
 from __future__ import annotations
 
 import gzip
+import html
 import io
 import json
 import subprocess
@@ -21,7 +22,7 @@ from catp.errors import InputError
 from catp.pipeline import Pruner
 
 ROOT = Path(__file__).resolve().parents[1]
-READS = "catp reads text, PDF and DOCX"
+READS = "catp reads text, PDF, DOCX and HTML"
 
 EN_HEADING = "Article 4. Payment and Delivery"
 EN_PARAGRAPHS = [
@@ -89,6 +90,17 @@ def make_docx(heading: str, paragraphs: list[str], table) -> bytes:
     return out.getvalue()
 
 
+def make_html(heading: str, paragraphs: list[str], table, charset: str = "utf-8") -> str:
+    """A page as a browser gets it: head, style and script (no text of the document's), entities, inline
+    markup, the table after the first paragraph, a list."""
+    cells = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table)
+    body = [f"<h1>{html.escape(heading)}</h1>", f"<p>{html.escape(paragraphs[0])}</p>", f"<table>{cells}</table>",
+            *[f"<p>\n  {html.escape(p)}\n</p>" for p in paragraphs[1:]], "<ul><li>First item</li><li>Second item</li></ul>"]
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"{charset}\"><title>Not in the text</title>"
+            "<style>p { color: #333 }</style><script>var hidden = 1;</script></head>\n<body>"
+            + "\n".join(body) + "</body></html>\n")
+
+
 def make_pdf(heading: str, paragraphs: list[str], table, font: str | None = None) -> bytes:
     from fpdf import FPDF
 
@@ -117,7 +129,8 @@ def files(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("formats")
     paths = {"en.pdf": make_pdf(EN_HEADING, EN_PARAGRAPHS, EN_TABLE),
              "en.docx": make_docx(EN_HEADING, EN_PARAGRAPHS, EN_TABLE),
-             "zh.docx": make_docx(ZH_HEADING, ZH_PARAGRAPHS, ZH_TABLE)}
+             "zh.docx": make_docx(ZH_HEADING, ZH_PARAGRAPHS, ZH_TABLE),
+             "en.html": make_html(EN_HEADING, EN_PARAGRAPHS, EN_TABLE).encode("utf-8")}
     for name, data in paths.items():
         (folder / name).write_bytes(data)
     return {name: folder / name for name in paths}
@@ -280,7 +293,7 @@ def test_encoding_applies_to_text_not_to_a_pdf(files):
 # -- many documents: catp batch and a folder --------------------------------------------------------------------
 
 
-def test_batch_and_prune_folder_read_pdf_and_docx(files, tmp_path):
+def test_batch_and_prune_folder_read_pdf_docx_and_html(files, tmp_path):
     folder = tmp_path / "docs"
     folder.mkdir()
     for name, path in files.items():
@@ -290,7 +303,7 @@ def test_batch_and_prune_folder_read_pdf_and_docx(files, tmp_path):
         proc = catp(command, str(folder), "--ratio", "1/3", "--quiet")
         assert proc.returncode == 0, proc.stderr
         rows = {Path(r["id"]).name: r for r in map(json.loads, proc.stdout.decode().splitlines())}
-        assert sorted(rows) == ["en.docx", "en.pdf", "notes.txt", "zh.docx"]
+        assert sorted(rows) == ["en.docx", "en.html", "en.pdf", "notes.txt", "zh.docx"]
         for name, row in rows.items():
             assert row["error"] is None, row
             text = read_input(str(folder / name)).text
@@ -314,7 +327,8 @@ def test_batch_gives_an_image_in_a_folder_an_error_row(files, tmp_path):
 # -- what cannot be read: one line each, exit 2 ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module, name, extra", [("pypdf", "en.pdf", "pdf"), ("docx", "en.docx", "docx")])
+@pytest.mark.parametrize("module, name, extra", [("pypdf", "en.pdf", "pdf"), ("docx", "en.docx", "docx"),
+                                                 ("inscriptis", "en.html", "html")])
 def test_without_the_extra_one_line_names_the_pip_install(files, monkeypatch, capsys, module, name, extra):
     # Both packages are installed here (the test extra): a None in sys.modules makes their import fail
     # as it does where the extra is not installed.
@@ -510,3 +524,38 @@ def test_decode_from_threads_returns_each_input_its_own_warnings():
         n = k % 3
         assert notes == ((f"input: {n} invalid UTF-8 sequence{'s' if n > 1 else ''} replaced with U+FFFD",) if n
                          else ()), k
+
+
+
+# -- HTML ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("heading, paragraphs, table, charset", [(EN_HEADING, EN_PARAGRAPHS, EN_TABLE, "utf-8"),
+                                                                 (ZH_HEADING, ZH_PARAGRAPHS, ZH_TABLE, "gb18030")])
+def test_html_gives_its_text_in_blocks_with_table_rows_and_no_markup(heading, paragraphs, table, charset):
+    page = make_html(heading, paragraphs, table, charset)
+    decoded = decode_input(page.encode(charset))
+    assert (decoded.format, decoded.encoding) == ("html", charset)
+    blocks = [heading, paragraphs[0], "\n".join(rows_of(table)), *paragraphs[1:], "* First item\n* Second item"]
+    assert decoded.text == "\n\n".join(blocks)
+    assert "hidden" not in decoded.text and "Not in the text" not in decoded.text and "<" not in decoded.text
+
+
+def test_html_through_the_api_and_the_cli(files, pruner, tmp_path):
+    text = read_input(str(files["en.html"])).text
+    result = pruner.prune_file(files["en.html"], ratio="1/3")
+    check_extract(result, text)
+    assert result.stats.input_format == "html"
+    proc = catp("prune", str(files["en.html"]), "--ratio", "1/3", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)
+    assert row["text"] == result.text and row["stats"]["input_format"] == "html"
+    assert catp("decode", str(files["en.html"])).stdout.decode() == text
+
+
+def test_only_a_document_that_opens_as_html_is_html():
+    mention = b"Paste <html><body>...</body></html> into the form, then press Send. " * 5
+    assert decode_input(mention).format == "text"
+    assert decode_input(b"\xef\xbb\xbf  <!-- saved -->\n<HTML><BODY><P>Fee: $5.</P></BODY></HTML>").text == "Fee: $5."
+    with pytest.raises(InputError, match="an HTML file with no text"):
+        decode_input(b"<!doctype html><html><head><script>x()</script></head><body> </body></html>")

@@ -53,7 +53,7 @@ def batch_command(
     id_field: str = typer.Option("id", "--id-field", help="JSONL field or Parquet column holding the id "
                                                           "(else FILE:LINE, FILE:ROW for Parquet)."),
     glob: str = typer.Option("*", "--glob", help="Which files of a folder to read, e.g. '*.txt'."),
-    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection for text files (not PDF or DOCX)."),
+    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection for text and HTML files (not PDF or DOCX)."),
     max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse text files larger than this."),
     setup: Optional[str] = typer.Option(None, "--setup", help="MODULE:FUNCTION run first in each worker (register custom scorers or matchers)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),

@@ -63,7 +63,7 @@ def prune_command(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
     gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
     cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是… (default 50)."),
-    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection (text, not PDF or DOCX)."),
+    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection (text and HTML, not PDF or DOCX)."),
     max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse inputs larger than this."),
     scorer: str = scorer_option(),
     scorer_model: Optional[str] = scorer_model_option(),
