@@ -46,6 +46,7 @@ _MARKER_GAP = re.compile(r"^([•◦▪▫■□●○·‣∙*–-]|(?:\d{1,3}\
 _MARKER = re.compile(_MARKER_GAP.pattern.replace(" {2,}", " "))  # a list item's start, its gap made one space
 _SPACES = re.compile(r" {2,}")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_XML_DECLARATION = re.compile(r"^<\?xml [^>]+?\?>")
 
 
 def sniff(data: bytes) -> tuple[str, str | None]:
@@ -114,12 +115,24 @@ def html_text(html: str, source: str) -> str:
     lines, scripts and styles left out), each table row a line of cells joined by " | " without the
     column padding, and blank lines between blocks (one, at most)."""
     try:
-        from inscriptis import get_text
+        from inscriptis import Inscriptis
         from inscriptis.model.config import ParserConfig
+        from lxml.etree import ParserError
+        from lxml.html import document_fromstring
     except ImportError:
         raise _missing(source, "an HTML file", "inscriptis", "html") from None
+    html = _XML_DECLARATION.sub("", html.strip(), count=1)  # lxml refuses a str with an encoding declaration
     try:
-        laid_out = get_text(html, ParserConfig(table_cell_separator=" | "))
+        try:
+            tree = document_fromstring(html)
+        except ParserError:  # no element at all
+            tree = document_fromstring("<pre>" + html + "</pre>")
+        for element in tree.iter():  # inscriptis unescapes text lxml has already unescaped: "&amp;lt;" would
+            if element.text and "&" in element.text:  # read "<", not "&lt;"; escaped once more, it reads true
+                element.text = element.text.replace("&", "&amp;")
+            if element.tail and "&" in element.tail:
+                element.tail = element.tail.replace("&", "&amp;")
+        laid_out = Inscriptis(tree, ParserConfig(table_cell_separator=" | ")).get_text()
     except Exception as exc:  # lxml raises several kinds on what it cannot parse
         raise InputError(f"{source}: cannot read this HTML file ({type(exc).__name__}: {exc})") from exc
     lines = [_SPACES.sub(" ", line).strip() for line in laid_out.splitlines()]
