@@ -95,7 +95,8 @@ def make_html(heading: str, paragraphs: list[str], table, charset: str = "utf-8"
     markup, the table after the first paragraph, a list."""
     cells = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in table)
     body = [f"<h1>{html.escape(heading)}</h1>", f"<p>{html.escape(paragraphs[0])}</p>", f"<table>{cells}</table>",
-            *[f"<p>\n  {html.escape(p)}\n</p>" for p in paragraphs[1:]], "<ul><li>First item</li><li>Second item</li></ul>"]
+            *[f"<p>\n  {html.escape(p)}\n</p>" for p in paragraphs[1:]],
+            "<ul><li>First item</li><li>Second item</li></ul>"]
     return (f"<!DOCTYPE html>\n<html><head><meta charset=\"{charset}\"><title>Not in the text</title>"
             "<style>p { color: #333 }</style><script>var hidden = 1;</script></head>\n<body>"
             + "\n".join(body) + "</body></html>\n")
@@ -570,8 +571,9 @@ def test_html_text_is_unescaped_once():
 
 @pytest.mark.parametrize("name", ["cuad", "cail2019_cjrc", "tatqa"])
 def test_every_gold_quote_of_real_documents_survives_html_and_docx(name):
-    """Real documents (the shared evals data, read by path) written as HTML (a <p> per line, escaped) and DOCX
-    (a paragraph per line): every gold quote is in the decoded text, whitespace aside. CAIL's texts hold
+    """Real documents (the shared evals data, read by path) written as HTML (a <p> per line, escaped), DOCX
+    (a paragraph per line) and PDF (reportlab, lines wrapped): every gold quote is in the decoded text,
+    whitespace aside. CAIL's texts hold
     literal entities (&times;) that a double unescape turned into other characters."""
     from _samples import _docs
 
@@ -593,12 +595,32 @@ def test_every_gold_quote_of_real_documents_survives_html_and_docx(name):
         document.save(out)
         return out.getvalue()
 
+    def as_pdf(text: str) -> bytes:  # reportlab wraps each line as a paragraph; a CID font for Chinese
+        from reportlab.lib.styles import ParagraphStyle
+        from reportlab.pdfbase import pdfmetrics
+        from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+        from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+        pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+        style = (ParagraphStyle("zh", fontName="STSong-Light", fontSize=10, leading=14, wordWrap="CJK")
+                 if name.startswith("cail") else ParagraphStyle("en", fontName="Helvetica", fontSize=10, leading=12))
+        out = io.BytesIO()
+        SimpleDocTemplate(out).build([Paragraph(html.escape(line), style) for line in text.split("\n") if line.strip()])
+        return out.getvalue()
+
     docs = _docs(name, 8)
     with_ampersand = [d for d in docs if any("&" in g["quote"] for g in d["gold"])][:1]  # what a double unescape broke
     for doc in [docs[0], *with_ampersand]:
-        for fmt, make in (("html", as_html), ("docx", as_docx)):
-            decoded = decode_input(make(doc["text"]))
+        for fmt, make in (("html", as_html), ("docx", as_docx), ("pdf", as_pdf)):
+            text, quotes = doc["text"], [g["quote"] for g in doc["gold"]]
+            if fmt == "pdf" and not name.startswith("cail"):  # Helvetica has Latin-1 only; soft hyphens vanish
+                text, quotes = _latin1(text), [_latin1(q) for q in quotes if "\xad" not in q]
+            decoded = decode_input(make(text))
             assert decoded.format == fmt
-            text = squeeze(decoded.text)
-            lost = [g["quote"] for g in doc["gold"] if squeeze(g["quote"]) not in text]
+            found = squeeze(decoded.text)
+            lost = [q for q in quotes if squeeze(q) not in found]
             assert not lost, (doc["id"], fmt, lost[:3])
+
+
+def _latin1(text: str) -> str:
+    return text.encode("latin-1", "replace").decode("latin-1")
