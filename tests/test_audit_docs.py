@@ -31,3 +31,70 @@ def test_the_readme_example_prints_what_the_readme_shows(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode("utf-8").rstrip("\n") == after
     assert stderr in proc.stderr.decode("utf-8")
+
+
+# Every command line the docs show parses with the current CLI: its command exists, its options exist and
+# their values are accepted (a documented `catp ask FILE` may leave out required arguments; nothing runs).
+DOCS = ["README.md", "DEVELOPERS.md", "examples/README.md", "docs/architecture.md", "docs/backend.md",
+        "docs/scale.md", "docs/scorer.md", "docs/reliability.md", "docs/evals.md"]
+PREFIXES = {"catp": [], ".venv/bin/catp": [], "python -m catp": [], "python -m evals": ["eval"]}
+
+
+def doc_commands(text: str) -> list[list[str]]:
+    """The commands of code blocks (fenced or indented; one per line, or per `&&` part) and of inline code,
+    without synopses (`[--opt]`, `a|b`, `...`, a placeholder value `N`)."""
+    text = re.sub(r"\\\n\s*", " ", text)  # continued lines
+    lines = [line for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S) for line in block.splitlines()]
+    lines += re.findall(r"^ {4,}(\S.*)$", text, re.M)  # indented code blocks
+    lines += re.findall(r"`((?:catp|python -m (?:catp|evals)) [^`]+)`", text.replace("\n", " "))
+    commands = []
+    for line in lines:
+        for part in line.removeprefix("$ ").split("&&"):
+            part = part.strip()
+            prefix = next((p for p in PREFIXES if part.startswith(p + " ")), None)
+            if prefix is None or re.search(r"\[|\.\.\.|\w\|\w|\(--", part.split("#")[0]):
+                continue
+            args = shlex.split(part[len(prefix):], comments=True)
+            if not any(re.fullmatch(r"[A-Z]", arg) for arg in args):
+                commands.append(PREFIXES[prefix] + args)
+    return commands
+
+
+def parse_command(args: list[str]) -> None:
+    import typer
+
+    from catp.cli import app
+
+    command, name = typer.main.get_command(app), "catp"
+    while hasattr(command, "get_command"):  # a group: catp, catp rules
+        sub = command.get_command(command.make_context(name, args[:1], resilient_parsing=True), args[0])
+        assert sub is not None, f"no command {args[0]!r} under {name}"
+        command, name, args = sub, args[0], args[1:]
+    try:
+        command.make_context(name, list(args))
+    except Exception as exc:
+        if type(exc).__name__ != "MissingParameter":
+            raise
+
+
+def test_every_command_line_in_the_docs_parses_with_the_cli():
+    checked = {}
+    for doc in DOCS:
+        commands = doc_commands((ROOT / doc).read_text(encoding="utf-8"))
+        for args in commands:
+            try:
+                parse_command(args)
+            except Exception as exc:
+                raise AssertionError(f"{doc}: catp {shlex.join(args)}: {exc}") from None
+        checked[doc] = len(commands)
+    assert checked["README.md"] >= 20 and checked["docs/evals.md"] >= 5 and checked["docs/scorer.md"] >= 5, checked
+
+
+def test_the_docs_command_check_catches_a_wrong_option():
+    parse_command(["prune", "contract.txt", "--ratio", "1/6"])
+    for bad in (["prune", "x", "--bogus"], ["prune", "x", "--format", "jsn"], ["rules", "polic"]):
+        try:
+            parse_command(bad)
+        except Exception:
+            continue
+        raise AssertionError(f"accepted {bad}")
