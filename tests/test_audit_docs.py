@@ -98,3 +98,34 @@ def test_the_docs_command_check_catches_a_wrong_option():
         except Exception:
             continue
         raise AssertionError(f"accepted {bad}")
+
+
+WHEEL_ONLY = {"catp/_rules"}  # where a wheel carries rules/ (DEVELOPERS.md says so)
+
+
+def test_every_path_and_catp_name_in_the_docs_exists():
+    import importlib
+
+    paths, names = set(), set()
+    for doc in DOCS + ["CHANGELOG.md"]:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        paths |= set(re.findall(r"`((?:catp|rules|evals|benchmarks|tests|fuzz|docs|examples|\.ci)/[\w/.*-]*)`", text))
+        names |= set(re.findall(r"`(catp(?:\.\w+)+)`", text))
+    architecture = (ROOT / "docs/architecture.md").read_text(encoding="utf-8")
+    modules = set(re.findall(r"`(\w+\.py)`", architecture))  # the selection table names catp/select/'s modules
+    missing = [p for p in sorted(paths - WHEEL_ONLY) if not list(ROOT.glob(p.rstrip("/")))]
+    missing += [m for m in sorted(modules) if not list((ROOT / "catp").rglob(m))]
+    for name in sorted(names):
+        parts = name.split(".")
+        obj = importlib.import_module(parts[0])
+        for i, part in enumerate(parts[1:], 2):
+            if not hasattr(obj, part):
+                try:
+                    importlib.import_module(".".join(parts[:i]))  # a submodule not imported yet
+                except ImportError:
+                    pass
+            obj = getattr(obj, part, None)
+        if obj is None:
+            missing.append(name)
+    assert not missing, missing
+    assert len(paths) >= 30 and len(names) >= 5 and len(modules) >= 7, (len(paths), len(names), len(modules))
