@@ -129,3 +129,9 @@ def test_every_path_and_catp_name_in_the_docs_exists():
             missing.append(name)
     assert not missing, missing
     assert len(paths) >= 30 and len(names) >= 5 and len(modules) >= 7, (len(paths), len(names), len(modules))
+
+
+def test_ci_runs_exactly_the_readmes_test_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("run the whole suite", 1)[1]
+    command = re.search(r"```bash\n(.+?)\n```", readme, re.S).group(1)
+    assert "pytest" in command and command in (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
