@@ -135,3 +135,12 @@ def test_ci_runs_exactly_the_readmes_test_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8").split("run the whole suite", 1)[1]
     command = re.search(r"```bash\n(.+?)\n```", readme, re.S).group(1)
     assert "pytest" in command and command in (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
+
+
+def test_every_extra_the_docs_name_is_in_pyproject():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    named = {name for doc in DOCS + ["CHANGELOG.md"]
+             for name in re.findall(r"catp\[(\w+)\]", (ROOT / doc).read_text(encoding="utf-8"))}
+    assert len(named) >= 5 and not named - set(extras), named - set(extras)
