@@ -144,3 +144,35 @@ def test_every_extra_the_docs_name_is_in_pyproject():
     named = {name for doc in DOCS + ["CHANGELOG.md"]
              for name in re.findall(r"catp\[(\w+)\]", (ROOT / doc).read_text(encoding="utf-8"))}
     assert len(named) >= 5 and not named - set(extras), named - set(extras)
+
+
+def test_every_option_of_a_synopsis_in_the_docs_exists():
+    """Synopses (`catp prune FILE|- [--domain ...]`) do not parse; each of their options must still exist."""
+    import typer
+
+    from catp.cli import app
+
+    checked = 0
+    for doc in DOCS:
+        text = re.sub(r"\\\n\s*", " ", (ROOT / doc).read_text(encoding="utf-8"))
+        lines = []
+        for line in (line for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S) for line in block.splitlines()):
+            if line[:1].isspace() and lines and lines[-1].startswith("catp "):  # a synopsis's next line
+                lines[-1] += " " + line.strip()
+            else:
+                lines.append(line.strip().removeprefix("$ "))
+        for line in lines:
+            words = line.split("#")[0].split()
+            path = words[1:3] if words[1:2] == ["rules"] else words[1:2]
+            if words[:1] != ["catp"] or not path or "|" in " ".join(path):
+                continue
+            command, name = typer.main.get_command(app), "catp"
+            for word in path:
+                context = command.make_context(name, [word], resilient_parsing=True)
+                command, name = command.get_command(context, word), word
+                assert command is not None, f"{doc}: {line}"
+            options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+            for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", " ".join(words)):
+                assert option in options, f"{doc}: {option} is not an option of catp {' '.join(path)}"
+                checked += 1
+    assert checked >= 80, checked
