@@ -176,3 +176,15 @@ def test_every_option_of_a_synopsis_in_the_docs_exists():
                 assert option in options, f"{doc}: {option} is not an option of catp {' '.join(path)}"
                 checked += 1
     assert checked >= 80, checked
+
+
+def test_every_rule_id_the_docs_name_is_a_rule():
+    import yaml
+
+    ids = {rule["id"] for path in (ROOT / "rules").glob("*.yaml")
+           for rule in yaml.safe_load(path.read_text(encoding="utf-8"))["rules"]}
+    families = {rule_id.split(".")[0] for rule_id in ids}  # legal, date, cue, ...
+    named = {name for doc in DOCS + ["CHANGELOG.md"]
+             for name in re.findall(r"`([a-z_]+\.[a-z_.0-9]+)`", (ROOT / doc).read_text(encoding="utf-8"))
+             if name.split(".")[0] in families and not name.endswith((".py", ".yaml", ".json", ".jsonl", ".md"))}
+    assert len(named) >= 8 and not named - ids, named - ids
