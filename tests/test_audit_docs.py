@@ -188,3 +188,14 @@ def test_every_rule_id_the_docs_name_is_a_rule():
              for name in re.findall(r"`([a-z_]+\.[a-z_.0-9]+)`", (ROOT / doc).read_text(encoding="utf-8"))
              if name.split(".")[0] in families and not name.endswith((".py", ".yaml", ".json", ".jsonl", ".md"))}
     assert len(named) >= 8 and not named - ids, named - ids
+
+
+def test_the_policy_fields_in_architecture_md_are_selection_policy_fields():
+    from catp.rules.schema import SelectionPolicy
+
+    text = (ROOT / "docs/architecture.md").read_text(encoding="utf-8").split("| module | does | policy fields |", 1)[1]
+    rows = [line for line in text.split("\n\n", 1)[0].splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`([a-z_*]+)`", row.rstrip(" |").rsplit("|", 1)[1])}
+    unknown = [name for name in named
+               if not any(re.fullmatch(name.replace("*", r"\w*"), field) for field in SelectionPolicy.model_fields)]
+    assert len(rows) == 7 and len(named) >= 10 and not unknown, (len(rows), named, unknown)
