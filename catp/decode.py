@@ -22,7 +22,7 @@ _ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030", "ascii": 
 class Decoded(NamedTuple):
     text: str  # what the result's offsets refer to
     encoding: str | None  # None for a PDF or DOCX
-    format: str  # "text", "pdf" or "docx"
+    format: str  # "text", "pdf", "docx" or "html"
     warnings: tuple[str, ...] = ()  # for the result's warnings: bad UTF-8 replaced, pages without text
 
 

@@ -29,7 +29,7 @@ def batch_command(
                                     "(default: JSONL on stdout)."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Workers (processes, or Ray actors); each loads one Pruner."),
     engine: str = typer.Option("local", "--engine", help="local: this machine's process pool; ray: Ray Data "
-                                                         "actors (pip install 'catp[ray]')."),
+                                                         "actors (pip install 'catp\\[ray]')."),
     address: Optional[str] = typer.Option(None, "--address", help="With --engine ray: auto (the running cluster) "
                                                                  "or ray://HOST:PORT; default a local Ray."),
     resume: bool = typer.Option(False, "--resume", help="Keep the rows already in the output and prune only "

@@ -11,14 +11,14 @@ from catp.commands.output import write_output
 
 
 def decode_command(
-    file: str = typer.Argument(..., help="A text, PDF or DOCX file, or - for stdin."),
+    file: str = typer.Argument(..., help="A text, PDF, DOCX or HTML file, or - for stdin."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
-    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection (text files)."),
+    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection (text and HTML, not PDF or DOCX)."),
     max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse inputs larger than this."),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings or summary on stderr."),
 ) -> None:
-    """Print FILE's text as catp reads it: decoded, or extracted from a PDF or DOCX. The `start`/`end`
-    offsets of `catp prune --format json` index this text (as Python characters); nothing is added."""
+    """Print FILE's text as catp reads it: decoded, or extracted from a PDF, DOCX or HTML file. The
+    `start`/`end` offsets of `catp prune --format json` index this text (as Python characters); nothing is added."""
     from catp.decode import read_input
 
     decoded = read_input(file, encoding=encoding, max_bytes=max_bytes)
