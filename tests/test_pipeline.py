@@ -237,7 +237,10 @@ def test_prune_leaves_the_gc_on_and_the_processs_frozen_objects_frozen(pruner):
     try:
         frozen = gc.get_freeze_count()
         pruner.prune(text, ratio=0.25)
-        assert gc.isenabled() and gc.get_freeze_count() == frozen
+        # Unfreezing would empty the count and freezing the prune's objects would grow it; a few frozen
+        # objects may be freed meanwhile (threads of this process: Ray's, after tests/test_batch_scale.py,
+        # freed 2 of 838,060 in one full run).
+        assert gc.isenabled() and frozen - frozen // 100 <= gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
     del keep
