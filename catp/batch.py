@@ -336,12 +336,13 @@ class Worker:
         from catp.errors import CatpError
 
         try:
-            if item.text is not None:
-                text, encoding, fmt, notes = item.text, None, None, ()
+            if item.text is not None:  # a JSONL or Parquet record's text
+                text, encoding, decoded = item.text, None, None
             else:
                 from catp.decode import read_input
 
-                text, encoding, fmt, notes = read_input(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
+                decoded = read_input(item.path, encoding=o.encoding, max_bytes=o.max_bytes)
+                text, encoding = decoded.text, decoded.encoding
             ov = item.overrides
             budget, ratio = (ov.get("budget"), ov.get("ratio")) if ("budget" in ov or "ratio" in ov) \
                 else (o.budget, o.ratio)
@@ -353,9 +354,10 @@ class Worker:
             return error_row(item.id, "out of memory while pruning this document")
         except Exception as exc:  # a bug must not lose the row (or the batch)
             return error_row(item.id, f"internal error: {type(exc).__name__}: {exc}")
-        if fmt is not None:
-            result.stats.input_format = fmt
-        result.warnings[:0] = notes  # bad UTF-8 replaced, pages without text
+        if decoded is not None:
+            from catp.pipeline import with_input
+
+            with_input(result, decoded)
         data = result.model_dump()
         return {"id": item.id, "text": data["text"], "kept": data["kept"], "stats": data["stats"],
                 "warnings": data["warnings"], "error": None}

@@ -21,7 +21,7 @@ _ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030", "ascii": 
 
 class Decoded(NamedTuple):
     text: str  # what the result's offsets refer to
-    encoding: str | None  # None for a PDF or DOCX
+    encoding: str | None  # None for a PDF or DOCX (HTML is decoded as text first)
     format: str  # "text", "pdf", "docx" or "html"
     warnings: tuple[str, ...] = ()  # for the result's warnings: bad UTF-8 replaced, pages without text
 
@@ -42,7 +42,7 @@ def _warn(notes) -> None:
 def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                  source: str = "input") -> Decoded:
     """PDF, DOCX and HTML (told by their first bytes) give their extracted text; other bytes are decoded
-    (BOM, UTF-8, else detected; `encoding` overrides, for text only). Raises InputError for empty,
+    (BOM, UTF-8, else detected; `encoding` overrides, for text and HTML). Raises InputError for empty,
     binary, oversized or undecodable input, and for a PDF, DOCX or HTML file that cannot be read."""
     if len(data) > max_bytes:
         raise InputError(f"{source}: {len(data):,} bytes is over the size limit of {max_bytes:,} bytes (raise it with --max-bytes)")

@@ -125,23 +125,21 @@ class Pruner:
         return self._policies[key]
 
     def prune_bytes(self, data: bytes, *, encoding: str | None = None, **kwargs) -> PruneResult:
-        """Decode `data` and prune it: `prune`'s keywords. A PDF or DOCX (told by its first bytes) is
-        pruned as its extracted text (pip install 'catp[formats]'); other bytes are decoded (BOM, UTF-8,
-        else detected; `encoding` overrides). Raises InputError for empty, binary or undecodable bytes."""
+        """Decode `data` and prune it: `prune`'s keywords. A PDF, DOCX or HTML file (told by its first bytes)
+        is pruned as its extracted text (pip install 'catp[formats]'); other bytes are decoded (BOM, UTF-8,
+        else detected; `encoding` overrides, for text and HTML). Raises InputError for empty, binary or
+        undecodable bytes."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise InputError(f"data must be bytes, got {type(data).__name__} (use Pruner.prune for text)")
         return self._prune_decoded(decode_input(bytes(data), encoding=encoding), kwargs)
 
     def prune_file(self, path: str | Path, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES,
                    **kwargs) -> PruneResult:
-        """Read a text, PDF or DOCX file ('-': stdin) and prune it, as `prune_bytes`."""
+        """Read a text, PDF, DOCX or HTML file ('-': stdin) and prune it, as `prune_bytes`."""
         return self._prune_decoded(read_input(str(path), encoding=encoding, max_bytes=max_bytes), kwargs)
 
     def _prune_decoded(self, decoded: Decoded, kwargs: dict) -> PruneResult:
-        result = self.prune(decoded.text, encoding=decoded.encoding, **kwargs)
-        result.stats.input_format = decoded.format
-        result.warnings[:0] = decoded.warnings  # bad UTF-8 replaced, pages without text
-        return result
+        return with_input(self.prune(decoded.text, encoding=decoded.encoding, **kwargs), decoded)
 
     def prune(self, text: str, *, budget: int | None = None, ratio: float | str | None = None,
               question: str | None = None, encoding: str | None = None) -> PruneResult:
@@ -290,6 +288,14 @@ class Pruner:
         )
         return PruneResult(text=text, gap_marker=self.gap_marker, kept=spans, dropped_protected=dropped,
                            warnings=warnings, stats=stats)
+
+
+def with_input(result: PruneResult, decoded: Decoded) -> PruneResult:
+    """`result` of pruning `decoded.text`, saying what the input was: its format in the stats, decode's
+    warnings (bad UTF-8 replaced, pages without text) first among its warnings."""
+    result.stats.input_format = decoded.format
+    result.warnings[:0] = decoded.warnings
+    return result
 
 
 @contextmanager

@@ -86,7 +86,7 @@ def prune_command(
         raise CatpError("--jobs is for many documents (several files, a folder or a JSONL/Parquet file)")
     file = files[0]
     from catp.decode import read_input
-    from catp.pipeline import Pruner
+    from catp.pipeline import Pruner, with_input
     from catp.render import to_html
 
     if budget is None and ratio is None:
@@ -99,9 +99,7 @@ def prune_command(
     pruner = Pruner(domain=domain, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
     doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
-    result = pruner.finish(doc)
-    result.stats.input_format = decoded.format
-    result.warnings[:0] = decoded.warnings
+    result = with_input(pruner.finish(doc), decoded)
     if fmt is Format.json:
         rendered = result.model_dump_json(indent=2)
     elif fmt is Format.html:
