@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import warnings
 from typing import NamedTuple
 
@@ -17,6 +18,13 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codec
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 # Chinese legacy encodings: GB18030 is a superset of GBK and GB2312.
 _ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030", "ascii": "utf-8"}
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogates(text: str) -> bool:
+    """A str can hold lone surrogates (bytes that were not UTF-8 on the command line, a YAML "\\ud800"
+    escape); tokenizers and JSON cannot take them."""
+    return _LONE_SURROGATE.search(text) is not None
 
 
 class Decoded(NamedTuple):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import re
 import time
 from bisect import bisect_left
 from contextlib import contextmanager
@@ -12,7 +11,7 @@ from numbers import Integral
 from pathlib import Path
 
 from catp.annotate import annotate
-from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, read_input
+from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, has_lone_surrogates, read_input
 from catp.detect import detect_domain, detect_langs
 from catp.document import Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
@@ -30,7 +29,6 @@ from catp.select import drop_bare_runs, question_first, runs, select
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
-_SURROGATE = re.compile("[\ud800-\udfff]")  # str can hold them; tokenizers cannot
 
 
 def parse_ratio(value: str | float) -> float:
@@ -75,7 +73,7 @@ class Pruner:
                  regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
         if not isinstance(gap_marker, str):
             raise CatpError(f"the gap marker must be a str, got {gap_marker!r}")
-        if _SURROGATE.search(gap_marker):  # e.g. bytes that are not UTF-8 on the command line
+        if has_lone_surrogates(gap_marker):  # e.g. bytes that are not UTF-8 on the command line
             raise CatpError(f"the gap marker {gap_marker!r} holds lone surrogates (not valid UTF-8)")
         self.domain = None if domain in (None, "auto") else domain
         self.extra_rules = [str(r) for r in rule_paths(rules)]
@@ -165,7 +163,7 @@ class Pruner:
             raise InputError("text must be a str (decode bytes with Pruner.prune_bytes)")
         if not text.strip():
             raise InputError("the input is empty")
-        if _SURROGATE.search(text):
+        if has_lone_surrogates(text):
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
         if question is not None and not isinstance(question, str):
             raise InputError(f"the question must be a str, got {type(question).__name__}")

@@ -22,6 +22,7 @@ from catp.backends.budget import ChatCounter, EngineBudget, engine_budget
 from catp.backends.client import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, ContextLengthError, VLLMClient
 from catp.backends.messages import normalize_messages
 from catp.backends.templates import PromptTemplate, load_templates
+from catp.decode import has_lone_surrogates
 from catp.errors import BackendError, BudgetError, InputError
 from catp.result import PruneResult
 
@@ -102,7 +103,7 @@ def ask(
     text = _read(document)
     if not question or not question.strip():
         raise InputError("the question is empty")
-    if any("\ud800" <= ch <= "\udfff" for ch in question):  # it could not be sent as JSON
+    if has_lone_surrogates(question):  # it could not be sent as JSON
         raise InputError(f"the question {question!r} holds lone surrogates (not valid UTF-8)")
     messages = list(messages)
     if messages:

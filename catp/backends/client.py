@@ -32,6 +32,7 @@ from catp.backends.schemas import (
     StreamChunk,
     TokenizeReply,
 )
+from catp.decode import has_lone_surrogates
 from catp.errors import BackendError, CatpError
 
 log = logging.getLogger("catp.backends.client")
@@ -58,15 +59,12 @@ def api_key_from_env() -> str | None:
     return None
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def split_server_url(server: str) -> tuple[str, str]:
     """'http://h:8000' or 'http://h:8000/v1' -> (root, base) = ('http://h:8000', 'http://h:8000/v1')."""
     url = server.strip().rstrip("/")
     if not re.match(r"^https?://[^/\s]+", url):
         raise CatpError(f"server URL must start with http:// or https:// and name a host: {server!r}")
-    if _SURROGATE.search(url):  # bytes that are not UTF-8 on the command line
+    if has_lone_surrogates(url):  # bytes that are not UTF-8 on the command line
         raise CatpError(f"server URL {server!r} holds lone surrogates (not valid UTF-8)")
     root = url[: -len("/v1")] if url.endswith("/v1") else url
     return root, root + "/v1"
@@ -96,7 +94,7 @@ class VLLMClient:
         key = api_key or api_key_from_env()
         if key and not (key.isascii() and key.isprintable()):  # an HTTP header: never shown in the message
             raise CatpError("the API key (--api-key, CATP_API_KEY or OPENAI_API_KEY) must be printable ASCII")
-        if model is not None and _SURROGATE.search(model):
+        if model is not None and has_lone_surrogates(model):
             raise CatpError(f"model name {model!r} holds lone surrogates (not valid UTF-8)")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout, pool=connect_timeout)

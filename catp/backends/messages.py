@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from catp.decode import has_lone_surrogates
 from catp.errors import InputError
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -42,6 +43,6 @@ def _check(index: int, message: Mapping[str, str]) -> Message:
         raise InputError(f"message {index}: unknown role {role!r} (use one of {', '.join(ROLES)})")
     if not isinstance(content, str):
         raise InputError(f"message {index}: content must be a string")
-    if any("\ud800" <= ch <= "\udfff" for ch in content):  # it could not be sent as JSON
+    if has_lone_surrogates(content):  # it could not be sent as JSON
         raise InputError(f"message {index} ({role}): content holds lone surrogates (not valid UTF-8)")
     return {"role": role, "content": content}

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from catp.decode import has_lone_surrogates
 from catp.errors import CatpError, RuleError
 from catp.rules.schema import RuleSet
 
@@ -109,7 +110,7 @@ def _surrogate_line(root) -> int | None:
             continue
         seen.add(id(node))
         if isinstance(node, yaml.ScalarNode):
-            if any("\ud800" <= ch <= "\udfff" for ch in node.value):
+            if has_lone_surrogates(node.value):
                 return node.start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode):
             stack.extend(reversed(node.value))
