@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 
-from _batch_cli import CONTRACT, catp, rows
+from _batch_cli import catp, check_stopped_then_resume, rows, start_on_contracts
 
 GOOD = "The fee is $5,000, payable on 1 March 2024 by Acme Inc. to Beta LLC. " * 20
 
@@ -39,28 +38,9 @@ def test_bad_rows_and_files_in_the_middle_are_error_rows(tmp_path):
 
 
 def test_ctrl_c_leaves_whole_rows_says_so_and_resume_finishes(tmp_path):
-    source = tmp_path / "in.jsonl"
-    with open(source, "w", encoding="utf-8") as fh:
-        for n in range(60):  # distinct texts: no cached analysis, each takes a while
-            fh.write(json.dumps({"id": f"d{n}", "text": f"Document {n}.\n" + CONTRACT}) + "\n")
-    out = tmp_path / "out.jsonl"
-    # SIG_DFL first: a suite started in the background (nohup, &) ignores SIGINT, and so would the child
-    proc = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "-j", "2", cwd=tmp_path,
-                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 200
-    while (not out.exists() or out.read_bytes().count(b"\n") < 3) and time.time() < deadline:
-        time.sleep(0.05)
+    proc, out = start_on_contracts(tmp_path, 60, "2", signal.SIGINT, wait_s=200)
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: every process of the group
-    _, err = proc.communicate(timeout=200)
-    err = err.decode()
-    assert proc.returncode == 130 and "Traceback" not in err, err
-    written = rows(out)
-    assert 3 <= len(written) < 60 and [r["id"] for r in written] == [f"d{n}" for n in range(len(written))]
-    assert f"catp: {len(written)} rows" in err and "--resume" in err and err.endswith("catp: interrupted\n"), err
-    again = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "--resume", "-j", "2", cwd=tmp_path)
-    again.communicate(timeout=600)
-    assert again.returncode == 0
-    assert [r["id"] for r in rows(out)] == [f"d{n}" for n in range(60)]
+    check_stopped_then_resume(proc, out, 60, code=130, last_line="catp: interrupted\n", wait_s=200)
 
 
 def test_resume_with_a_repeated_id_loses_no_row(tmp_path):

@@ -6,39 +6,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 
 import pytest
-from _batch_cli import CONTRACT, catp, rows
+from _batch_cli import check_stopped_then_resume, start_on_contracts
 
 
 @pytest.mark.parametrize("target,jobs", [("process", "1"), ("process", "2"), ("group", "2")])
 def test_sigterm_leaves_whole_rows_prints_the_summary_and_resume_finishes(tmp_path, target, jobs):
-    source = tmp_path / "in.jsonl"
-    with open(source, "w", encoding="utf-8") as fh:
-        for n in range(40):  # distinct texts: no cached analysis, each takes a while
-            fh.write(json.dumps({"id": f"d{n}", "text": f"Document {n}.\n" + CONTRACT}) + "\n")
-    out = tmp_path / "out.jsonl"
-    proc = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "-j", jobs, cwd=tmp_path,
-                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
-    deadline = time.time() + 300
-    while (not out.exists() or out.read_bytes().count(b"\n") < 3) and time.time() < deadline:
-        time.sleep(0.05)
+    proc, out = start_on_contracts(tmp_path, 40, jobs, signal.SIGTERM, wait_s=300)
     if target == "group":  # systemd, a container runtime stopping every process
         os.killpg(proc.pid, signal.SIGTERM)
     else:  # kill PID, a supervisor
         os.kill(proc.pid, signal.SIGTERM)
-    _, err = proc.communicate(timeout=300)
-    err = err.decode()
-    assert proc.returncode == 143 and "Traceback" not in err, err
-    written = rows(out)
-    assert 3 <= len(written) < 40 and [r["id"] for r in written] == [f"d{n}" for n in range(len(written))]
+    written = check_stopped_then_resume(proc, out, 40, code=143, last_line="catp: terminated\n", wait_s=300)
     assert all(r["error"] is None for r in written), [r["error"] for r in written]
-    assert f"catp: {len(written)} rows" in err and "--resume" in err and err.endswith("catp: terminated\n"), err
-    again = catp("batch", "in.jsonl", "--ratio", "1/6", "-o", "out.jsonl", "--resume", "-j", "2", cwd=tmp_path)
-    again.communicate(timeout=600)
-    assert again.returncode == 0
-    assert [r["id"] for r in rows(out)] == [f"d{n}" for n in range(40)]
 
 
 def test_parquet_and_jsonl_name_the_same_record_by_the_same_1_based_number(tmp_path):
