@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 Lang = Literal["en", "zh"]
 Flag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE"]
+
+
+
+def _none_blank(values: list[str], info: ValidationInfo) -> list[str]:
+    """A blank phrase, anchor or keyword matches everywhere (a blank detect keyword would pick every
+    document)."""
+    if any(not v.strip() for v in values):
+        raise ValueError(f"{info.field_name} must not be blank")
+    return values
+
+
+Words = Annotated[list[str], AfterValidator(_none_blank)]  # phrases, pos anchors, detect keywords
 
 
 class Examples(BaseModel):
@@ -64,16 +76,9 @@ class PhraseRule(RuleBase):
     """A phrase list, matched with Aho-Corasick. English phrases match whole words, any case."""
 
     kind: Literal["phrases"]
-    phrases: list[str] = Field(min_length=1)
+    phrases: Words = Field(min_length=1)
     expand: Expand = "none"
     case_sensitive: bool = False
-
-    @field_validator("phrases")
-    @classmethod
-    def _no_blank_phrases(cls, phrases: list[str]) -> list[str]:
-        if any(not p.strip() for p in phrases):
-            raise ValueError("phrases must not be blank")
-        return phrases
 
 
 class CueWindowRule(RuleBase):
@@ -103,15 +108,8 @@ class PosRule(RuleBase):
 
     kind: Literal["pos"]
     tokens: list[PosToken] = Field(min_length=1)
-    anchors: list[str] = Field(min_length=1, description="words that must occur in a sentence before the tagger runs on it")
+    anchors: Words = Field(min_length=1, description="words that must occur in a sentence before the tagger runs on it")
     extend: Literal["none", "clause"] = "none"
-
-    @field_validator("anchors")
-    @classmethod
-    def _no_blank_anchors(cls, anchors: list[str]) -> list[str]:
-        if any(not a.strip() for a in anchors):
-            raise ValueError("anchors must not be blank")
-        return anchors
 
 
 class HeadingRule(RuleBase):
@@ -130,14 +128,7 @@ class Detection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    keywords: list[str] = Field(default_factory=list)
-
-    @field_validator("keywords")
-    @classmethod
-    def _no_blank_keywords(cls, keywords: list[str]) -> list[str]:
-        if any(not k.strip() for k in keywords):  # a blank keyword occurs everywhere: it would pick every document
-            raise ValueError("keywords must not be blank")
-        return keywords
+    keywords: Words = Field(default_factory=list)
 
 
 class SelectionPolicy(BaseModel):
