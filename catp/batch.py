@@ -330,11 +330,9 @@ class Worker:
         """One row for one item; never raises for a bad document."""
         if item.error is not None:
             return error_row(item.id, item.error)
-        return self._prune(item, self.options)
-
-    def _prune(self, item: Item, o: BatchOptions) -> dict:
         from catp.errors import CatpError
 
+        o = self.options
         try:
             if item.text is not None:  # a JSONL or Parquet record's text
                 text, encoding, decoded = item.text, None, None
