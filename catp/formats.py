@@ -105,9 +105,7 @@ def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str
         if unpacked > 10 * max_bytes:
             raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
                              f"of {max_bytes:,} bytes (raise it with --max-bytes)")
-    text = _pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source)
-    # a PDF's odd font can map glyphs to NUL or to lone surrogates: tokenizers take neither
-    return _UNTOKENIZABLE.sub("\ufffd", text)
+    return _tokenizable(_pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source))
 
 
 def html_text(html: str, source: str) -> str:
@@ -139,6 +137,12 @@ def html_text(html: str, source: str) -> str:
     text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
     if not text:
         raise InputError(f"{source}: an HTML file with no text")
+    return _tokenizable(text)
+
+
+def _tokenizable(text: str) -> str:
+    """`text` with each NUL and lone surrogate made U+FFFD: tokenizers take neither. A PDF's odd font can map
+    glyphs to them, and HTML can name them (&#0;, &#xD800;)."""
     return _UNTOKENIZABLE.sub("\ufffd", text)
 
 

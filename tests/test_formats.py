@@ -569,6 +569,21 @@ def test_html_text_is_unescaped_once():
     assert decode_input(page).text == "A &times; B, &amp;, <x>, ×, AT&T"
 
 
+def test_nul_and_lone_surrogates_become_replacement_characters_in_every_format(monkeypatch):
+    """A PDF's odd font can map glyphs to NUL or to lone surrogates, and HTML can name them (&#0;, &#xD800;):
+    tokenizers take neither, so extract (PDF, DOCX) and html_text give U+FFFD for each, through one function."""
+    from catp import formats
+
+    assert formats._tokenizable("a\x00b\ud800c\udfff\U0001f600") == "a\ufffdb\ufffdc\ufffd\U0001f600"
+    odd = "Fee\x00: \udc80USD 5"
+    monkeypatch.setattr(formats, "_pdf_text", lambda data, source, notes: odd)
+    monkeypatch.setattr(formats, "_docx_text", lambda data, source: odd)
+    for kind in (formats.PDF, formats.DOCX):
+        data = make_docx("h", ["p"], [("a",)]) if kind == formats.DOCX else b"%PDF-1.4"
+        assert formats.extract(data, kind, "x", 10**6, []) == "Fee\ufffd: \ufffdUSD 5"
+    assert formats.html_text("<!doctype html><p>Fee&#0;: &#xD800;USD 5</p>", "x") == "Fee\ufffd: \ufffdUSD 5"
+
+
 @pytest.mark.parametrize("name", ["cuad", "cail2019_cjrc", "tatqa"])
 def test_every_gold_quote_of_real_documents_survives_html_and_docx(name):
     """Real documents (the shared evals data, read by path) written as HTML (a <p> per line, escaped), DOCX
