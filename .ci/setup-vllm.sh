@@ -50,14 +50,15 @@ else
   "$PY" -m pip uninstall --quiet -y torchvision torchaudio torchcodec || true
 fi
 
-# catp's own runtime dependencies and its `en` extra (spaCy, for English rules), read from
-# pyproject.toml, so that catp on PYTHONPATH works next to vllm: the in-process engine
-# (vllm.LLM) path runs `catp.ask` inside this venv.
+# catp's runtime dependencies ([project] dependencies in pyproject.toml; spaCy, for English
+# rules, is one of them), so that catp on PYTHONPATH works next to vllm: the in-process engine
+# test (tests/test_backend_engine.py) runs `catp.backends.ask` inside this venv. No extra is
+# installed: that test asks about a plain-text document with the default lexical scorer (no
+# PDF/DOCX/HTML input, no LM scorer), and vllm brings its own transformers.
 mapfile -t deps < <("$PY" - "$REPO/pyproject.toml" <<'EOF'
 import sys, tomllib
 with open(sys.argv[1], "rb") as fh:
-    project = tomllib.load(fh)["project"]
-print("\n".join([*project["dependencies"], *project.get("optional-dependencies", {}).get("en", [])]))
+    print("\n".join(tomllib.load(fh)["project"]["dependencies"]))
 EOF
 )
 if [ "${#deps[@]}" -gt 0 ]; then

@@ -105,9 +105,7 @@ def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str
         if unpacked > 10 * max_bytes:
             raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
                              f"of {max_bytes:,} bytes (raise it with --max-bytes)")
-    text = _pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source)
-    # a PDF's odd font can map glyphs to NUL or to lone surrogates: tokenizers take neither
-    return _UNTOKENIZABLE.sub("\ufffd", text)
+    return _tokenizable(_pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source))
 
 
 def html_text(html: str, source: str) -> str:
@@ -139,6 +137,12 @@ def html_text(html: str, source: str) -> str:
     text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
     if not text:
         raise InputError(f"{source}: an HTML file with no text")
+    return _tokenizable(text)
+
+
+def _tokenizable(text: str) -> str:
+    """`text` with each NUL and lone surrogate made U+FFFD: tokenizers take neither. A PDF's odd font can map
+    glyphs to them, and HTML can name them (&#0;, &#xD800;)."""
     return _UNTOKENIZABLE.sub("\ufffd", text)
 
 
@@ -204,7 +208,7 @@ def _page_text(page) -> str:
         if not lines:
             continue
         width = max(len(line) for _, line in lines)
-        current, item = "", None  # item: the indent of the list item `current` holds
+        current, last, item = "", "", None  # last: the line `current` ends with; item: the indent of its list item
         for indent, line in lines:
             table_row = _COLUMN_GAP.search(line)
             starts_item = _MARKER.match(line)
@@ -217,7 +221,8 @@ def _page_text(page) -> str:
             if starts_item:
                 item = indent
             line = _SPACES.sub(" ", line)
-            current = _join(current, line) if current else line
+            current = _join(current, last, line) if current else line
+            last = line
             if len(line) < 0.7 * width:
                 paragraphs.append(current)
                 current, item = "", None
@@ -237,12 +242,13 @@ def _rows_together(paragraphs: list[str]) -> list[str]:
     return out
 
 
-def _join(left: str, right: str) -> str:
-    """Two wrapped lines of one paragraph: no space next to a Chinese character, nor after a line of mostly
-    Chinese text (Chinese is set to the full width, so a line can break inside a number: "¥50,0" / "00")."""
-    if _CJK.match(left[-1]) or _CJK.match(right[0]) or _mostly_cjk(left):
-        return left + right
-    return f"{left} {right}"
+def _join(paragraph: str, last: str, line: str) -> str:
+    """A paragraph (ending with its wrapped line `last`) and the next line: no space next to a Chinese character,
+    nor after a line of mostly Chinese text (Chinese is set to the full width, so a line can break inside a number:
+    "¥50,0" / "00"). Only `last` counts, not the paragraph so far: English after Chinese lines keeps its spaces."""
+    if _CJK.match(last[-1]) or _CJK.match(line[0]) or _mostly_cjk(last):
+        return paragraph + line
+    return f"{paragraph} {line}"
 
 
 def _mostly_cjk(line: str) -> bool:

@@ -18,7 +18,7 @@ from catp.errors import BudgetError, CatpError, InputError
 from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.guard import pruning
-from catp.rules.loader import load_file, resolve
+from catp.rules.loader import LoadedRuleSet, load_file, resolve
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import SelectionPolicy, merged_policy
 from catp.scoring.base import Scorer
@@ -48,7 +48,9 @@ class Pruner:
     domain: "legal", "finance", "medical", "general", the `name` of one of `rules` (a domain of the user's
     own: common rules and `rules`), or None / "auto" (detected per document, from the built-in files' and
     `rules`' `detect` keywords). rules: extra rule files (YAML), applied after the built-in ones (with any
-    domain); a single path is accepted too.
+    domain); a single path is accepted too, and so are files already loaded (`catp.rules.loader.load_file`).
+    Each file is read and validated once, when the Pruner is built: a file edited later counts from the
+    next Pruner on.
     tokenizer: the budget's tokenizer: a tokenizer.json, a folder holding one, a Hugging Face id, or a
     TokenCounter; None is Qwen's BPE. scorer: "lexical" (default), "lm", "vllm", "auto" or a Scorer,
     with `scorer_options` for it (model, url, device, ...). gap_marker: put between non-adjacent kept
@@ -76,7 +78,6 @@ class Pruner:
         if has_lone_surrogates(gap_marker):  # e.g. bytes that are not UTF-8 on the command line
             raise CatpError(f"the gap marker {gap_marker!r} holds lone surrogates (not valid UTF-8)")
         self.domain = None if domain in (None, "auto") else domain
-        self.extra_rules = [str(r) for r in rule_paths(rules)]
         self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
         self.scorer = build_scorer(scorer, **(scorer_options or {}))
         self.gap_marker = gap_marker
@@ -88,8 +89,11 @@ class Pruner:
         self._policies: dict[tuple[str, str], SelectionPolicy] = {}
         self._prepared: list[tuple[str, Document, int]] = []
         self._merges: dict[str, int] = {}
-        # the user's rule sets, for --domain auto: their `detect` keywords (and fail fast on bad files)
-        self._user_rulesets = [load_file(path).ruleset for path in self.extra_rules]
+        # the user's rule files, parsed once (and failing fast when bad): every domain's rule set, and their
+        # `detect` keywords for --domain auto
+        self.user_rules = [r if isinstance(r, LoadedRuleSet) else load_file(r) for r in rule_paths(rules)]
+        self.extra_rules = [item.path for item in self.user_rules]
+        self._user_rulesets = [item.ruleset for item in self.user_rules]
         if self.domain is not None:
             self.registry(self.domain)  # fail fast on a bad domain
 
@@ -111,7 +115,7 @@ class Pruner:
 
     def registry(self, domain: str) -> RuleRegistry:
         if domain not in self._registries:
-            self._registries[domain] = RuleRegistry(resolve(domain, self.extra_rules),
+            self._registries[domain] = RuleRegistry(resolve(domain, self.user_rules),
                                                     cue_window_tokens=self.cue_window_tokens)
         return self._registries[domain]
 
@@ -363,10 +367,10 @@ _PRUNERS: dict[tuple, Pruner] = {}
 
 
 def rule_paths(rules) -> list:
-    """Rule files as a list: a single path is one file, not a sequence of characters."""
+    """Rule files as a list: a single path (or loaded file) is one file, not a sequence of characters."""
     if rules is None:
         return []
-    return [rules] if isinstance(rules, (str, Path)) else list(rules)
+    return [rules] if isinstance(rules, (str, Path, LoadedRuleSet)) else list(rules)
 
 
 def _cached_pruner(domain, rules, tokenizer, scorer) -> Pruner:

@@ -222,6 +222,25 @@ def test_wrapped_chinese_lines_join_without_a_space_and_wide_gaps_make_table_row
     assert _page_text(LayoutPage(layout)) == f"{ZH_HEADING}\n\n{ZH_PARAGRAPHS[0]}\n\n项目 | 数量 | 金额\n服务器 | 2台 | ¥30,000"
 
 
+def test_a_wrapped_line_joins_by_its_own_script_not_by_the_paragraph_so_far():
+    """Whether a wrapped line joins the next with a space depends on that line (mostly Chinese: no space), not on
+    the paragraph built so far: English after Chinese lines keeps its spaces ("fee of USD 5,000"), and a Chinese
+    line after English ones that breaks inside a number joins it whole ("¥50,000")."""
+    from catp.formats import _page_text
+
+    zh_then_en = ["本许可协议由许可方与被许可方于二零二四年三月一日在上海签订，双方同意下列条款并遵守。",
+                  "The Licensee shall pay a fee of",
+                  "USD 5,000 on signing this deal."]
+    en_then_zh = ["The Licensee pays the fee in yuan:",
+                  "被许可方应向许可方支付许可费人民币伍万元整即¥50,0",
+                  "00元，于签订之日起十日内付清，逾期按日计息。"]
+    layout = "\n".join(f"  {line}" for line in zh_then_en) + "\n\n" + "\n".join(f"  {line}" for line in en_then_zh)
+    assert _page_text(LayoutPage(layout)).split("\n\n") == [
+        zh_then_en[0] + "The Licensee shall pay a fee of USD 5,000 on signing this deal.",
+        "The Licensee pays the fee in yuan:被许可方应向许可方支付许可费人民币伍万元整即¥50,000元，于签订之日起十日内付清，"
+        "逾期按日计息。"]
+
+
 def test_list_items_and_justified_lines_from_a_layout_page():
     from catp.formats import _page_text
 
@@ -567,6 +586,21 @@ def test_html_text_is_unescaped_once():
     shows "&amp;times;" (a judgment's literal entity) or "&lt;" keeps it."""
     page = b"<!doctype html><p>A &amp;times; B, &amp;amp;, &lt;x&gt;, &times;, AT&amp;T</p>"
     assert decode_input(page).text == "A &times; B, &amp;, <x>, ×, AT&T"
+
+
+def test_nul_and_lone_surrogates_become_replacement_characters_in_every_format(monkeypatch):
+    """A PDF's odd font can map glyphs to NUL or to lone surrogates, and HTML can name them (&#0;, &#xD800;):
+    tokenizers take neither, so extract (PDF, DOCX) and html_text give U+FFFD for each, through one function."""
+    from catp import formats
+
+    assert formats._tokenizable("a\x00b\ud800c\udfff\U0001f600") == "a\ufffdb\ufffdc\ufffd\U0001f600"
+    odd = "Fee\x00: \udc80USD 5"
+    monkeypatch.setattr(formats, "_pdf_text", lambda data, source, notes: odd)
+    monkeypatch.setattr(formats, "_docx_text", lambda data, source: odd)
+    for kind in (formats.PDF, formats.DOCX):
+        data = make_docx("h", ["p"], [("a",)]) if kind == formats.DOCX else b"%PDF-1.4"
+        assert formats.extract(data, kind, "x", 10**6, []) == "Fee\ufffd: \ufffdUSD 5"
+    assert formats.html_text("<!doctype html><p>Fee&#0;: &#xD800;USD 5</p>", "x") == "Fee\ufffd: \ufffdUSD 5"
 
 
 @pytest.mark.parametrize("name", ["cuad", "cail2019_cjrc", "tatqa"])

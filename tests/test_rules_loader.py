@@ -257,3 +257,86 @@ def test_selection_policy_merges_field_by_field():
 def test_bad_selection_policy_names_the_file_and_field(policy, word):
     err = error_of(f"name: t\nselection:\n  {policy}\nrules: []\n")
     assert err.path == "mine.yaml" and word in str(err)
+
+
+USER_RULES = ("name: mine\nrules:\n  - id: mine.weather\n    kind: phrases\n    category: fact\n    priority: 90\n"
+              "    action: protect\n    lang: [en]\n    phrases: [weather]\n")
+
+
+def count_parses(monkeypatch, rule_file: Path) -> list[int]:
+    """A one-item list counting the YAML parses (each followed by validation) of `rule_file`'s text."""
+    from catp.rules import loader
+
+    raw, real, count = rule_file.read_text(encoding="utf-8"), loader._parse, [0]
+
+    def counting(text: str):
+        count[0] += text == raw
+        return real(text)
+
+    monkeypatch.setattr(loader, "_parse", counting)
+    return count
+
+
+def test_a_pruner_parses_each_user_rule_file_once(tmp_path, monkeypatch):
+    """Detection keywords (--domain auto) and every domain's rule set come from one parse of the file, however
+    many domains the documents turn out to be."""
+    from catp.pipeline import Pruner
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    pruner = Pruner(rules=[rule_file])
+    for name, domain in (("contract_en", "legal"), ("report_en", "finance")):
+        text = (ROOT / "examples" / f"{name}.txt").read_text(encoding="utf-8")
+        assert pruner.prune(text, ratio="1/4").stats.domain == domain
+    assert count[0] == 1
+    count[0] = 0
+    Pruner(domain="legal", rules=str(rule_file)).prune("The weather was fine.", ratio="1/2")
+    assert count[0] == 1
+
+
+def test_catp_prune_parses_each_rules_file_once(tmp_path, monkeypatch, capsys):
+    from catp.cli import main
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    assert main(["prune", str(ROOT / "examples" / "contract_en.txt"), "--rules", str(rule_file),
+                 "--ratio", "1/4", "--quiet"]) == 0
+    assert capsys.readouterr().out.strip()
+    assert count[0] == 1
+
+
+def test_a_changed_rule_file_is_read_again_by_the_next_pruner(tmp_path):
+    """No cache outlives a Pruner: a rule file edited on disk counts from the next Pruner on."""
+    from catp.pipeline import Pruner
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    text = "The weather was fine. " + (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+    assert "mine.weather" in {r for s in Pruner(rules=[rule_file]).prune(text, ratio="1/4").kept for r in s.reasons}
+    rule_file.write_text(USER_RULES.replace("mine.weather", "mine.climate"), encoding="utf-8")
+    reasons = {r for s in Pruner(rules=[rule_file]).prune(text, ratio="1/4").kept for r in s.reasons}
+    assert "mine.climate" in reasons and "mine.weather" not in reasons
+
+
+def test_ask_parses_each_rules_file_once(tmp_path, monkeypatch):
+    """ask checks the rule files before any request and builds its Pruner from that same parse."""
+    from catp.backends.ask import ask
+
+    class Stop(Exception):
+        pass
+
+    class Backend:  # no tokenizer here; the first request after the Pruner is built stops the ask
+        def tokenizer_path(self):
+            return None
+
+        def __getattr__(self, name):
+            raise Stop(name)
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    with pytest.raises(Stop):
+        ask("The weather was fine.", "How was the weather?", backend=Backend(), rules=rule_file)
+    assert count[0] == 1

@@ -138,9 +138,10 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
     tmpl = template if isinstance(template, PromptTemplate) else load_templates(template)[lang]
 
     if pruner is None:
-        from catp.rules.loader import resolve
+        from catp.rules.loader import LoadedRuleSet, load_file, resolve
 
-        rules = rule_paths(rules)  # one path is one file
+        # one path is one file; each is parsed once, here, and the Pruner takes it as it is
+        rules = [r if isinstance(r, LoadedRuleSet) else load_file(r) for r in rule_paths(rules)]
         resolve(domain, rules)  # a bad domain or rule file fails here, before any request
         tokenizer = tokenizer or backend.tokenizer_path()  # the served model's own, when it is here
         pruner = Pruner(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer)
