@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections import Counter
 
 from catp.errors import InputError
 
@@ -46,6 +47,8 @@ _MARKER_GAP = re.compile(r"^([•◦▪▫■□●○·‣∙*–-]|(?:\d{1,3}\
 _MARKER = re.compile(_MARKER_GAP.pattern.replace(" {2,}", " "))  # a list item's start, its gap made one space
 _SPACES = re.compile(r" {2,}")
 _BLANK_LINES = re.compile(r"\n{3,}")
+_DIGITS = re.compile(r"\d+")
+RUNNING_LINE_CHARS = 80  # a running header or footer is at most this long
 _XML_DECLARATION = re.compile(r"^<\?xml [^>]+?\?>")
 
 
@@ -169,7 +172,7 @@ def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
             if reader.is_encrypted and not reader.decrypt(""):  # "" opens files with an owner password only
                 raise InputError(f"{source}: an encrypted PDF (it needs a password); decrypt it first, e.g. "
                                  "qpdf --decrypt --password=PASSWORD in.pdf out.pdf")
-            pages = [_page_text(page) for page in reader.pages]
+            pages = [_page_paragraphs(page) for page in reader.pages]
         except InputError:
             raise
         except pypdf.errors.DependencyError as exc:  # AES encryption without the cryptography package
@@ -179,12 +182,12 @@ def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
             raise InputError(f"{source}: cannot read this PDF ({type(exc).__name__}: {exc})") from exc
     finally:
         log.setLevel(level)
-    text = "\n\n".join(p for p in pages if p)
+    empty = [n for n, p in enumerate(pages, 1) if not p]
+    text = "\n\n".join("\n\n".join(p) for p in _without_running_lines(pages) if p)
     if not text.strip():
         what = f"{len(pages)} page{'s' if len(pages) != 1 else ''}" if pages else "no pages"
         raise InputError(f"{source}: a PDF with no text layer ({what}; scanned images?): OCR it first "
                          "(e.g. ocrmypdf --sidecar out.txt in.pdf out.pdf) and give catp the text")
-    empty = [n for n, p in enumerate(pages, 1) if not p]
     if empty:  # in the result's warnings
         listed = ", ".join(map(str, empty[:10])) + (", ..." if len(empty) > 10 else "")
         notes.append(f"{source}: {len(empty)} of {len(pages)} pages have no text (blank, or scanned: OCR them "
@@ -192,7 +195,28 @@ def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
     return text
 
 
-def _page_text(page) -> str:
+def _without_running_lines(pages: list[list[str]]) -> list[list[str]]:
+    """The pages without their running headers and footers: a short paragraph that opens (or ends) at least
+    three pages and half of those with text, its numbers aside ("Page 3 of 40", "- 7 -", "ACME - Confidential"),
+    is left out wherever it opens (ends) a page. Shorter documents keep them."""
+    def shape(paragraph: str) -> str | None:
+        return _DIGITS.sub("#", " ".join(paragraph.lower().split())) if len(paragraph) <= RUNNING_LINE_CHARS else None
+
+    with_text = sum(1 for p in pages if p)
+    need = max(3, (with_text + 1) // 2)
+    for edge in (0, -1):  # headers, then footers
+        counts = Counter(shape(p[edge]) for p in pages if p)
+        running = {form for form, n in counts.items() if form is not None and n >= need}
+        if running:
+            pages = [_cut(p, edge) if p and shape(p[edge]) in running else p for p in pages]
+    return pages
+
+
+def _cut(paragraphs: list[str], edge: int) -> list[str]:
+    return paragraphs[1:] if edge == 0 else paragraphs[:-1]
+
+
+def _page_paragraphs(page) -> list[str]:
     """A page as paragraphs. pypdf's layout mode keeps the vertical gaps (blank lines) that part
     paragraphs; within one, a line that ends well short of the longest ends a paragraph or is a
     heading, others are wrapped and joined. A line with wide gaps is a table row: cells joined by |.
@@ -228,7 +252,7 @@ def _page_text(page) -> str:
                 current, item = "", None
         if current:
             paragraphs.append(current)
-    return "\n\n".join(_rows_together(paragraphs))
+    return _rows_together(paragraphs)
 
 
 def _rows_together(paragraphs: list[str]) -> list[str]:

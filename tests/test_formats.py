@@ -215,18 +215,18 @@ class LayoutPage:
 
 
 def test_wrapped_chinese_lines_join_without_a_space_and_wide_gaps_make_table_rows():
-    from catp.formats import _page_text
+    from catp.formats import _page_paragraphs
 
     first, second = ZH_PARAGRAPHS[0][:30], ZH_PARAGRAPHS[0][30:]
     layout = f"  {ZH_HEADING}\n\n  {first}\n  {second}\n\n  项目      数量     金额\n  服务器    2台      ¥30,000\n"
-    assert _page_text(LayoutPage(layout)) == f"{ZH_HEADING}\n\n{ZH_PARAGRAPHS[0]}\n\n项目 | 数量 | 金额\n服务器 | 2台 | ¥30,000"
+    assert "\n\n".join(_page_paragraphs(LayoutPage(layout))) == f"{ZH_HEADING}\n\n{ZH_PARAGRAPHS[0]}\n\n项目 | 数量 | 金额\n服务器 | 2台 | ¥30,000"
 
 
 def test_a_wrapped_line_joins_by_its_own_script_not_by_the_paragraph_so_far():
     """Whether a wrapped line joins the next with a space depends on that line (mostly Chinese: no space), not on
     the paragraph built so far: English after Chinese lines keeps its spaces ("fee of USD 5,000"), and a Chinese
     line after English ones that breaks inside a number joins it whole ("¥50,000")."""
-    from catp.formats import _page_text
+    from catp.formats import _page_paragraphs
 
     zh_then_en = ["本许可协议由许可方与被许可方于二零二四年三月一日在上海签订，双方同意下列条款并遵守。",
                   "The Licensee shall pay a fee of",
@@ -235,21 +235,21 @@ def test_a_wrapped_line_joins_by_its_own_script_not_by_the_paragraph_so_far():
                   "被许可方应向许可方支付许可费人民币伍万元整即¥50,0",
                   "00元，于签订之日起十日内付清，逾期按日计息。"]
     layout = "\n".join(f"  {line}" for line in zh_then_en) + "\n\n" + "\n".join(f"  {line}" for line in en_then_zh)
-    assert _page_text(LayoutPage(layout)).split("\n\n") == [
+    assert "\n\n".join(_page_paragraphs(LayoutPage(layout))).split("\n\n") == [
         zh_then_en[0] + "The Licensee shall pay a fee of USD 5,000 on signing this deal.",
         "The Licensee pays the fee in yuan:被许可方应向许可方支付许可费人民币伍万元整即¥50,000元，于签订之日起十日内付清，"
         "逾期按日计息。"]
 
 
 def test_list_items_and_justified_lines_from_a_layout_page():
-    from catp.formats import _page_text
+    from catp.formats import _page_paragraphs
 
     layout = ("  This  specification  proposes  three  things  that  every  implementation  must  provide  in full:\n"
               "  •   A standard way for applications to install new MIME related information, and to\n"
               "      remove it again.\n"
               "  •   A standard way of getting the MIME type for a file, from its name or contents.\n"
               "  Further, the existing databases have been merged into a single shared package.\n")
-    assert _page_text(LayoutPage(layout)).split("\n\n") == [
+    assert "\n\n".join(_page_paragraphs(LayoutPage(layout))).split("\n\n") == [
         "This specification proposes three things that every implementation must provide in full:",
         "• A standard way for applications to install new MIME related information, and to remove it again.",
         "• A standard way of getting the MIME type for a file, from its name or contents.",
@@ -658,3 +658,46 @@ def test_every_gold_quote_of_real_documents_survives_html_and_docx(name):
 
 def _latin1(text: str) -> str:
     return text.encode("latin-1", "replace").decode("latin-1")
+
+
+def _paged_pdf(pages: int, header: str | None, footer: bool, header_pages=None) -> tuple[bytes, list[str]]:
+    """A PDF of `pages` pages by fpdf2, each with a paragraph of its own, a running header and a
+    'Page N of M' footer (on the pages `header_pages` names, default all)."""
+    from fpdf import FPDF
+
+    class Paged(FPDF):
+        def header(self):
+            if header and (header_pages is None or self.page_no() in header_pages):
+                self.set_font("Helvetica", size=9)
+                self.cell(0, 8, header, new_x="LMARGIN", new_y="NEXT")
+                self.ln(6)
+
+        def footer(self):
+            if footer:
+                self.set_y(-15)
+                self.set_font("Helvetica", size=9)
+                self.cell(0, 8, f"Page {self.page_no()} of {{nb}}", align="C")
+
+    pdf = Paged()
+    bodies = [f"Clause {n}. The Supplier shall deliver lot {n * 7} of the Goods within {n + 20} days of the "
+              f"order, and the Buyer shall pay USD {n * 1000:,} on delivery." for n in range(1, pages + 1)]
+    for body in bodies:
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=11)
+        pdf.multi_cell(0, 6, body)
+    return bytes(pdf.output()), bodies
+
+
+def test_a_pdf_leaves_out_its_running_header_and_page_footer():
+    data, bodies = _paged_pdf(5, "ACME Corp. - Supply Agreement - Confidential", footer=True)
+    text = decode_input(data).text
+    assert text.split("\n\n") == bodies  # every page's own text, in order, and nothing else
+
+
+def test_a_header_on_few_pages_or_a_short_pdf_is_text():
+    data, bodies = _paged_pdf(6, "ACME Corp. - Supply Agreement - Confidential", footer=False, header_pages={1, 4})
+    text = decode_input(data).text  # on 2 of 6 pages: not running
+    assert text.count("ACME Corp. - Supply Agreement - Confidential") == 2 and all(b in text for b in bodies)
+    data, bodies = _paged_pdf(2, "ACME Corp. - Supply Agreement - Confidential", footer=True)
+    text = decode_input(data).text  # two pages: too few to tell
+    assert "Page 1 of 2" in text and "Page 2 of 2" in text and text.count("Confidential") == 2
