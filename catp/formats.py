@@ -48,6 +48,7 @@ _MARKER = re.compile(_MARKER_GAP.pattern.replace(" {2,}", " "))  # a list item's
 _SPACES = re.compile(r" {2,}")
 _BLANK_LINES = re.compile(r"\n{3,}")
 _DIGITS = re.compile(r"\d+")
+_HYPHEN_BREAK = re.compile(r"[^\W\d_]-$")  # a letter, then a hyphen ending the line
 RUNNING_LINE_CHARS = 80  # a running header or footer is at most this long
 _XML_DECLARATION = re.compile(r"^<\?xml [^>]+?\?>")
 
@@ -269,8 +270,12 @@ def _rows_together(paragraphs: list[str]) -> list[str]:
 def _join(paragraph: str, last: str, line: str) -> str:
     """A paragraph (ending with its wrapped line `last`) and the next line: no space next to a Chinese character,
     nor after a line of mostly Chinese text (Chinese is set to the full width, so a line can break inside a number:
-    "¥50,0" / "00"). Only `last` counts, not the paragraph so far: English after Chinese lines keeps its spaces."""
+    "¥50,0" / "00"). Only `last` counts, not the paragraph so far: English after Chinese lines keeps its spaces.
+    A word broken with a hyphen at the line's end joins the next line's lower-case start, hyphen kept: the hyphen
+    may be the word's own ("non-compete"), so "compen-sation" is as near as catp goes without a dictionary."""
     if _CJK.match(last[-1]) or _CJK.match(line[0]) or _mostly_cjk(last):
+        return paragraph + line
+    if _HYPHEN_BREAK.search(last) and line[0].islower():  # a word broken at the line's end: joined, hyphen kept
         return paragraph + line
     return f"{paragraph} {line}"
 

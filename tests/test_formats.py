@@ -241,6 +241,25 @@ def test_a_wrapped_line_joins_by_its_own_script_not_by_the_paragraph_so_far():
         "逾期按日计息。"]
 
 
+def test_a_word_broken_at_a_hyphen_joins_the_next_line_without_a_space():
+    """A lower-case start after a letter and a hyphen joins with no space, hyphen kept; a digit or a capital after
+    the hyphen, or a hyphen after a digit, keeps the space."""
+    from catp.formats import _page_paragraphs
+
+    lines = ["The Distributor shall not, during the term, market any non-",
+             "compete products, and shall pay to the Supplier the compen-",
+             "sation set out in Schedule A- 1. Invoices are due in 30 days, net-",
+             "30 terms apply. All prices are in Exhibit B and the Price List B-",
+             "Pricing for the prices of all products it sells in the Territory 2-",
+             "year terms."]
+    layout = "".join(f"  {line}\n" for line in lines)
+    assert _page_paragraphs(LayoutPage(layout)) == [
+        "The Distributor shall not, during the term, market any non-compete products, and shall pay to the Supplier "
+        "the compen-sation set out in Schedule A- 1. Invoices are due in 30 days, net- 30 terms apply. All prices are "
+        "in Exhibit B and the Price List B- Pricing for the prices of all products it sells in the Territory 2- "
+        "year terms."]
+
+
 def test_list_items_and_justified_lines_from_a_layout_page():
     from catp.formats import _page_paragraphs
 
