@@ -21,7 +21,7 @@ from catp.rules.guard import pruning
 from catp.rules.loader import LoadedRuleSet, load_file, resolve
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import SelectionPolicy, merged_policy
-from catp.scoring.base import Scorer
+from catp.scoring.base import Scorer, rank_map
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
@@ -238,7 +238,10 @@ class Pruner:
         doc.scores = self.scorer.score(doc, candidates, question=question or None, budget_tokens=budget)
         missing = [i for i in live if i not in doc.scores]
         if missing:  # protected units still need an information score to rank among themselves
-            doc.scores.update(LexicalScorer().score(doc, missing))
+            lexical = LexicalScorer().score(doc, live)
+            if not cheap:  # the model's order of the units it scored, on the lexical scale of the others' scores
+                doc.scores = rank_map(doc.scores, [lexical[i] for i in doc.scores])  # (and of the policy's weights)
+            doc.scores.update((i, lexical[i]) for i in missing)
 
     def _select(self, doc: Document, budget: int, question: str | None) -> list[bool]:
         policy = self.policy(doc.domain, doc.lang)

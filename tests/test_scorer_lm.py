@@ -29,6 +29,8 @@ from catp.scoring.lm import LMScorer  # noqa: E402
 from catp.scoring.model_source import sha256_file, verify_manifest  # noqa: E402
 from catp.segment.splitter import segment  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
+
 LEGAL = [
     "Revenue increased 12% year over year to USD 3.4 billion in Q3 2024.",
     "The patient denies chest pain and reports no fever.",
@@ -206,13 +208,51 @@ def test_settled_budget_runs_no_model(tiny: LMScorer):
     total = sum(u.tokens for u in doc.units)
     fed = FedCounter(tiny)
     fits = tiny.score(doc, cands, budget_tokens=total)
-    assert fed.calls == 0 and tiny.last_stats.settled == "all candidates fit the budget"
+    assert fed.calls == 0 and tiny.last_stats.settled == "all units fit the budget"
     assert set(fits) == set(cands)
-    doc.unit_priority = [1] + [0] * (len(cands) - 1)  # the first unit is decided (protected) ...
-    none = tiny.score(doc, cands[1:], budget_tokens=doc.units[0].tokens)  # ... and fills the budget
-    assert fed.calls == 0 and tiny.last_stats.settled == "protected units fill the budget"
-    assert set(none) == set(cands[1:])
     assert not doc.warnings
+
+
+def test_decided_units_filling_the_budget_settle_nothing(tiny: LMScorer):
+    """Selection ranks protected units by value per token too, so an undecided unit can be kept while protected
+    ones are left out: its score matters however much the rules protect. (Before, the model did not run when the
+    protected units alone filled the budget, and `--scorer lm` gave the lexical scorer's ranking.)"""
+    doc = make_doc(" ".join(LEGAL), tiny.tokenizer)
+    cands = list(range(len(doc.units)))
+    doc.unit_priority = [1] + [0] * (len(cands) - 1)  # the first unit is decided (protected) ...
+    budget = doc.units[0].tokens  # ... and fills the budget
+    fed = FedCounter(tiny)
+    scores = tiny.score(doc, cands[1:], budget_tokens=budget)
+    fitting = [c for c in cands[1:] if doc.units[c].tokens <= budget]
+    assert fitting and fed.calls > 0 and tiny.last_stats.settled is None
+    assert tiny.last_stats.units_scored == len(fitting) and set(scores) == set(cands[1:])
+
+
+def test_a_pruner_ranks_the_undecided_units_by_the_model_on_the_lexical_scale(tiny: LMScorer):
+    """Through Pruner, on a contract whose protected text is over the budget: the model scores the units the
+    rules left undecided, and their scores keep the model's order but take the lexical scorer's values (by
+    rank), the scale of the protected units' scores and of the selection policy's weights."""
+    from catp.pipeline import Pruner
+    from catp.scoring.lexical import LexicalScorer
+
+    text = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+    with_lm, lexical = Pruner(domain="legal", scorer=tiny), Pruner(domain="legal")
+    doc = with_lm.analyse(text, ratio="1/4")
+    live = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
+    undecided = [i for i in live if doc.unit_priority[i] == 0]
+    protected_tokens = sum(doc.units[i].tokens for i in live if doc.unit_priority[i] > 0)
+    assert undecided and protected_tokens > doc.budget  # the case the model used to skip
+    model = tiny.score(doc, undecided, budget_tokens=doc.budget)
+    assert tiny.last_stats.units_scored > 0
+    lex = LexicalScorer().score(doc, live)
+    assert sorted(doc.scores[i] for i in undecided) == sorted(lex[i] for i in undecided)  # lexical values ...
+    by_model = sorted(undecided, key=lambda i: (model[i], -i))
+    assert [doc.scores[i] for i in by_model] == sorted(doc.scores[i] for i in undecided)  # ... in the model's order
+    assert all(doc.scores[i] == lex[i] for i in live if doc.unit_priority[i] > 0)
+    assert doc.scores != lexical.analyse(text, ratio="1/4").scores  # the random model's order is not lexical's
+    result = with_lm.finish(doc)
+    assert result.stats.output_tokens <= doc.budget
+    assert [(k.start, k.end) for k in result.kept] == sorted((k.start, k.end) for k in result.kept)
 
 
 def test_units_too_long_for_the_budget_are_not_scored(tiny: LMScorer):

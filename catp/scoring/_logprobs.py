@@ -25,6 +25,7 @@ from typing import Any
 
 from catp.document import Document
 from catp.errors import ModelError
+from catp.scoring.base import rank_map
 
 AGGREGATES = ("mean", "max")
 # Options every self-information scorer understands (from_options); None = default.
@@ -193,24 +194,6 @@ def question_suffix(question: str, template: str = QUESTION_TEMPLATE) -> str:
         raise ModelError(f"bad question template {template!r}: use {{question}} and {{restrict}}") from None
 
 
-def rank_map(fallback: dict[int, float], reference: Sequence[float]) -> dict[int, float]:
-    """Map fallback scores onto the distribution of model scores by rank (quantiles).
-
-    Lexical and model scores live on different scales; matching quantiles keeps the
-    order inside each group and makes the two comparable without guessing a scale.
-    """
-    if not reference:
-        return dict(fallback)
-    ref = sorted(reference)
-    order = sorted(fallback, key=lambda i: (fallback[i], -i))
-    m = len(order)
-    out = {}
-    for r, i in enumerate(order):
-        q = (r + 0.5) / m
-        out[i] = ref[min(len(ref) - 1, int(q * len(ref)))]
-    return out
-
-
 class SelfInformationScorer:
     """Base of `LMScorer` and `VLLMScorer`: everything but running the model.
 
@@ -319,22 +302,17 @@ class SelfInformationScorer:
     # --- pieces ----------------------------------------------------------------
     def _worth_scoring(self, doc: Document, cands: list[int], budget: int | None,
                        stats: ScoreStats) -> list[int]:
-        """Candidates whose score can change the selection; [] when the budget is settled."""
+        """Candidates whose score can change the selection; [] when the budget is settled. Selection ranks
+        every unit by value per token, protected ones too, so a candidate can be kept while protected units
+        are left out: the decided units filling the budget settle nothing."""
         if budget is None or not doc.units or not any(u.tokens for u in doc.units):
             return cands  # no budget, or unit costs unknown: score everything
-        cset = set(cands)
         deleted = doc.unit_deleted if len(doc.unit_deleted) == len(doc.units) else [False] * len(doc.units)
-        kept = sum(u.tokens for u in doc.units if u.index not in cset and not deleted[u.index])
-        room = budget - kept
-        cand_cost = sum(doc.units[c].tokens for c in cands)
-        if cand_cost <= room:
-            stats.settled = "all candidates fit the budget"
+        if sum(u.tokens for u in doc.units if not deleted[u.index]) <= budget:
+            stats.settled = "all units fit the budget"
             return []
-        if room <= 0:
-            stats.settled = "protected units fill the budget"
-            return []
-        # a unit longer than the room left can never be kept: its score cannot matter
-        return [c for c in cands if doc.units[c].tokens <= room]
+        # a unit longer than the whole budget can never be kept: its score cannot matter
+        return [c for c in cands if doc.units[c].tokens <= budget]
 
     def _score_selfinfo(self, ids: list[int], todo: list[int], tranges: dict[int, tuple[int, int]],
                         stats: ScoreStats) -> dict[int, float]:

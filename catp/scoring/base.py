@@ -27,3 +27,21 @@ class Scorer(Protocol):
         question: str | None = None,
         budget_tokens: int | None = None,
     ) -> dict[int, float]: ...
+
+
+def rank_map(fallback: dict[int, float], reference: Sequence[float]) -> dict[int, float]:
+    """Map `fallback` scores onto the distribution of `reference` scores by rank (quantiles).
+
+    Lexical and model scores live on different scales; matching quantiles keeps the
+    order inside each group and makes the two comparable without guessing a scale.
+    """
+    if not reference:
+        return dict(fallback)
+    ref = sorted(reference)
+    order = sorted(fallback, key=lambda i: (fallback[i], -i))
+    m = len(order)
+    out = {}
+    for r, i in enumerate(order):
+        q = (r + 0.5) / m
+        out[i] = ref[min(len(ref) - 1, int(q * len(ref)))]
+    return out
