@@ -340,3 +340,99 @@ def test_ask_parses_each_rules_file_once(tmp_path, monkeypatch):
     with pytest.raises(Stop):
         ask("The weather was fine.", "How was the weather?", backend=Backend(), rules=rule_file)
     assert count[0] == 1
+
+
+def test_prune_uses_a_rule_file_edited_on_disk(tmp_path):
+    """catp.prune() caches its Pruner; the cache key holds each rule file's identity on disk (path, mtime, size),
+    so an edit counts from the next call (a notebook, a server), where it used to keep the first version."""
+    import os
+
+    from catp import prune
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    text = "The weather was fine. " + (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+
+    def reasons():
+        return {r for s in prune(text, ratio="1/4", rules=str(rule_file)).kept for r in s.reasons}
+
+    assert "mine.weather" in reasons()
+    before = rule_file.stat()
+    rule_file.write_text(USER_RULES.replace("mine.weather", "mine.climate"), encoding="utf-8")  # the same size
+    os.utime(rule_file, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    assert rule_file.stat().st_size == before.st_size
+    after = reasons()
+    assert "mine.climate" in after and "mine.weather" not in after
+    assert "mine.climate" in reasons()  # unchanged since: the cached Pruner, same answer
+
+
+def test_prune_with_a_missing_rule_file_gives_the_same_error(tmp_path):
+    from catp import prune
+
+    missing = tmp_path / "nothere.yaml"
+    with pytest.raises(RuleError, match="no such rule file") as err:
+        prune("The weather was fine.", ratio="1/2", rules=str(missing))
+    assert err.value.path == str(missing)
+
+
+def test_prune_takes_loaded_rule_files(tmp_path):
+    """rules= may hold files already loaded (load_file), as Pruner's does; prune() used to turn them into strings."""
+    from catp import prune
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    text = "The weather was fine. " + (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+    result = prune(text, ratio="1/4", rules=[load_file(rule_file)])
+    assert "mine.weather" in {r for s in result.kept for r in s.reasons}
+
+
+class _StubPruner:
+    """Stands in for Pruner in the tests of prune()'s cache: counts constructions, prunes nothing."""
+
+    built: list = []
+
+    def __init__(self, domain=None, rules=(), tokenizer=None, scorer=None):
+        import time
+
+        time.sleep(0.05)  # long enough for concurrent first calls to overlap
+        self.domain = domain
+        _StubPruner.built.append(domain)
+
+    def prune(self, text, **kwargs):
+        return self
+
+
+def test_prune_keeps_a_bounded_number_of_pruners(monkeypatch):
+    from catp import pipeline
+
+    monkeypatch.setattr(pipeline, "Pruner", _StubPruner)
+    monkeypatch.setattr(_StubPruner, "built", [])
+    pipeline._PRUNERS.clear()
+    try:
+        for n in range(20):
+            assert pipeline.prune("text", domain=f"d{n}", ratio="1/2").domain == f"d{n}"
+        assert len(pipeline._PRUNERS) == 8  # the last 8
+        pipeline.prune("text", domain="d19", ratio="1/2")  # the newest: still cached
+        assert len(_StubPruner.built) == 20
+        pipeline.prune("text", domain="d0", ratio="1/2")  # the oldest went: built again
+        assert len(_StubPruner.built) == 21
+    finally:
+        pipeline._PRUNERS.clear()
+
+
+def test_concurrent_first_prune_calls_build_one_pruner(monkeypatch):
+    """Threads calling prune() with the same arguments share one Pruner; a server's first requests do not each
+    load the rules, tokenizer and scorer (an LM scorer: a model each)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from catp import pipeline
+
+    monkeypatch.setattr(pipeline, "Pruner", _StubPruner)
+    monkeypatch.setattr(_StubPruner, "built", [])
+    pipeline._PRUNERS.clear()
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda _: pipeline.prune("text", domain="legal", ratio="1/2"), range(8)))
+        assert len(_StubPruner.built) == 1 and len({id(r) for r in results}) == 1
+    finally:
+        pipeline._PRUNERS.clear()
