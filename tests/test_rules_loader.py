@@ -436,3 +436,95 @@ def test_concurrent_first_prune_calls_build_one_pruner(monkeypatch):
         assert len(_StubPruner.built) == 1 and len({id(r) for r in results}) == 1
     finally:
         pipeline._PRUNERS.clear()
+
+
+def two_domain_jsonl(path: Path) -> Path:
+    """A JSONL input of a contract and a financial report (--domain auto: legal, then finance)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for name in ("contract_en", "report_en"):
+            text = "The weather was fine. " + (ROOT / "examples" / f"{name}.txt").read_text(encoding="utf-8")
+            fh.write(json.dumps({"id": name, "text": text}) + "\n")
+    return path
+
+
+def test_catp_batch_parses_each_rules_file_once(tmp_path, monkeypatch, capsys):
+    """The settings check's parse is the one the worker's Pruners get (--jobs 1: this process); before, the
+    worker's Pruner parsed the file again (and one more Pruner per domain a row names)."""
+    from catp.cli import main
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    assert main(["batch", str(two_domain_jsonl(tmp_path / "in.jsonl")), "--rules", str(rule_file),
+                 "--ratio", "1/4", "--quiet"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["stats"]["domain"] for r in rows] == ["legal", "finance"]
+    assert all("mine.weather" in {x for s in r["kept"] for x in s["reasons"]} for r in rows)
+    assert count[0] == 1
+
+
+def test_run_batch_parses_each_rules_file_once_before_writing(tmp_path, monkeypatch):
+    from catp.batch import BatchOptions, run_batch
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    summary = run_batch([two_domain_jsonl(tmp_path / "in.jsonl")], tmp_path / "out.jsonl",
+                        BatchOptions(ratio="1/4", rules=[str(rule_file)]), progress=False)
+    assert (summary.rows, summary.errors, count[0]) == (2, 0, 1)
+    # a bad rule file is one error, before the output is opened (it used to become an error row per document)
+    out = tmp_path / "kept.jsonl"
+    out.write_text("earlier rows\n", encoding="utf-8")
+    with pytest.raises(RuleError, match="no such rule file"):
+        run_batch([two_domain_jsonl(tmp_path / "in.jsonl")], out,
+                  BatchOptions(ratio="1/4", rules=[str(tmp_path / "missing.yaml")]), progress=False)
+    assert out.read_text(encoding="utf-8") == "earlier rows\n"
+
+
+def test_a_loaded_rule_file_pickles():
+    """What the process pool's and Ray's workers are handed: equal after a round trip, and a Pruner built on it."""
+    import pickle
+
+    from catp.pipeline import Pruner
+
+    loaded = load_text(USER_RULES, "mine.yaml")
+    back = pickle.loads(pickle.dumps(loaded))
+    assert back == loaded and back.path == "mine.yaml" and back.lines == loaded.lines
+    result = Pruner(domain="legal", rules=[back]).prune("The weather was fine. The fee is $5.", ratio="1/2")
+    assert "mine.weather" in {r for s in result.kept for r in s.reasons}
+
+
+def test_batch_process_pool_workers_parse_no_rules_file(tmp_path, monkeypatch):
+    """With --jobs 2 the parent parses the file once and the spawned workers get it loaded (counted in the workers
+    by a setup hook); before, each worker parsed it again for each domain."""
+    from catp.batch import BatchOptions, run_batch
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    log = tmp_path / "parses.log"
+    monkeypatch.setenv("CATP_TEST_PARSE_MARK", "mine.weather")
+    monkeypatch.setenv("CATP_TEST_PARSE_LOG", str(log))
+    count = count_parses(monkeypatch, rule_file)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(ratio="1/4", rules=[str(rule_file)], setup="_batch_plugin:count_rule_parses")
+    summary = run_batch([two_domain_jsonl(tmp_path / "in.jsonl")], out, options, jobs=2, progress=False)
+    assert (summary.rows, summary.errors) == (2, 0)
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert all("mine.weather" in {x for s in r["kept"] for x in s["reasons"]} for r in rows)
+    assert (log.read_text(encoding="utf-8").split() if log.exists() else []) == []  # in the workers: none
+    assert count[0] == 1  # in this process
+
+
+def test_a_batch_worker_parses_each_rules_file_once_for_all_domains(tmp_path, monkeypatch):
+    """A Worker used without run_batch (prune_rows, a Ray actor built by hand) given paths: one parse for the
+    Pruners of every domain its rows name (before: one per domain)."""
+    from catp.batch import BatchOptions, Item, Worker
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    worker = Worker(BatchOptions(ratio="1/2", rules=[str(rule_file)]))
+    for n, domain in enumerate(("legal", "finance", "medical")):
+        row = worker.prune(Item(n, n, text="The weather was fine. The fee is $5.", overrides={"domain": domain}))
+        assert row["error"] is None and row["stats"]["domain"] == domain
+    assert count[0] == 1
