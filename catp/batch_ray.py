@@ -9,8 +9,8 @@ and reading errors are those of the local engine. Ray Data's read_json/read_parq
 read_json fails the whole read on one malformed line and wants one Arrow type per column, and neither
 gives the line or row number that a row without an id is named by; reading costs next to nothing
 against pruning, so one reading task per file keeps up. Each actor holds one `catp.batch.Worker`
-(a Pruner per domain: rules and tokenizer load once per actor) and calls its `prune`, the function
-the local pool's workers call. The execution keeps input order (`preserve_order`), and the driver
+(a Pruner per domain: rules and tokenizer load once per actor; the user's rule files come parsed) and
+calls its `prune`, the function the local pool's workers call. The execution keeps input order (`preserve_order`), and the driver
 writes the rows with the local engine's writer, so both engines give identical outputs.
 
 Ray is imported only here, and this module only by `--engine ray`.

@@ -115,7 +115,9 @@ def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str
 def html_text(html: str, source: str) -> str:
     """An HTML document's text as inscriptis lays it out (headings and paragraphs as blocks, list items as
     lines, scripts and styles left out), each table row a line of cells joined by " | " without the
-    column padding, and blank lines between blocks (one, at most)."""
+    column padding, and blank lines between blocks (one, at most). NULs and lone surrogates become U+FFFD,
+    those in `html` before parsing (an encoding given by the user, utf-7 say, can decode to them; lxml then
+    dropped the rest of the document) and those it names (&#0;) after."""
     try:
         from inscriptis import Inscriptis
         from inscriptis.model.config import ParserConfig
@@ -123,6 +125,7 @@ def html_text(html: str, source: str) -> str:
         from lxml.html import document_fromstring
     except ImportError:
         raise _missing(source, "an HTML file", "inscriptis", "html") from None
+    html = _tokenizable(html)
     html = _XML_DECLARATION.sub("", html.strip(), count=1)  # lxml refuses a str with an encoding declaration
     try:
         try:

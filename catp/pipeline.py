@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gc
+import os
+import threading
 import time
 from bisect import bisect_left
+from collections import OrderedDict
 from contextlib import contextmanager
 from fractions import Fraction
 from numbers import Integral
@@ -360,13 +363,16 @@ def prune(text: str, *, domain: str | None = None, budget: int | None = None, ra
           rules: str | Path | list[str | Path] | tuple | None = None, tokenizer: str | None = None,
           question: str | None = None, scorer: str | Scorer | None = None) -> PruneResult:
     """One-shot pruning: `Pruner(domain, rules, tokenizer, scorer).prune(text, budget=, ratio=, question=)`,
-    with the Pruner cached for these arguments. For many documents, build a `Pruner` once and reuse it.
-    Raises a `catp.errors.CatpError` subclass (InputError, BudgetError, RuleError, ...) for bad input."""
-    pruner = _cached_pruner(domain, tuple(str(r) for r in rule_paths(rules)), tokenizer, scorer)
+    with the Pruner cached for these arguments (the last PRUNER_CACHE_SIZE of them); a rule file edited on disk
+    since (another modification time or size) gets a new Pruner. For many documents, build a `Pruner` once and
+    reuse it. Raises a `catp.errors.CatpError` subclass (InputError, BudgetError, RuleError, ...) for bad input."""
+    pruner = _cached_pruner(domain, rule_paths(rules), tokenizer, scorer)
     return pruner.prune(text, budget=budget, ratio=ratio, question=question)
 
 
-_PRUNERS: dict[tuple, Pruner] = {}
+PRUNER_CACHE_SIZE = 8  # prune()'s Pruners kept, the most recently used
+_PRUNERS: OrderedDict[tuple, Pruner] = OrderedDict()
+_PRUNERS_LOCK = threading.Lock()
 
 
 def rule_paths(rules) -> list:
@@ -376,8 +382,34 @@ def rule_paths(rules) -> list:
     return [rules] if isinstance(rules, (str, Path, LoadedRuleSet)) else list(rules)
 
 
-def _cached_pruner(domain, rules, tokenizer, scorer) -> Pruner:
-    key = (domain, rules, tokenizer, scorer if isinstance(scorer, (str, type(None))) else id(scorer))
-    if key not in _PRUNERS:
-        _PRUNERS[key] = Pruner(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer or "lexical")
-    return _PRUNERS[key]
+def _rule_file_key(rule) -> tuple:
+    """What prune()'s cache knows a rule file by: the path given, and the file's identity on disk (resolved path,
+    inode, modification time, size), so that a file edited since is read again. A file that cannot be stat'ed
+    gets no identity: the Pruner then raises what it always did (RuleError: no such rule file, ...). A file
+    already loaded is its object (the cached Pruner holds it, so its id names no other while cached)."""
+    if isinstance(rule, LoadedRuleSet):
+        return ("loaded", id(rule))
+    name = str(rule)
+    try:
+        st = os.stat(name)
+        return (name, os.path.realpath(name), st.st_ino, st.st_mtime_ns, st.st_size)
+    except (OSError, ValueError):  # missing, unreadable, a NUL in the name
+        return (name, None)
+
+
+def _cached_pruner(domain, rules: list, tokenizer, scorer) -> Pruner:
+    """The Pruner for these arguments, built once: the cache keeps the last PRUNER_CACHE_SIZE used. One lock
+    around it: threads calling prune() share the cache, and their first calls build one Pruner, not one each
+    (rules, tokenizer, and an LM scorer's model)."""
+    key = (domain, tuple(_rule_file_key(r) for r in rules), tokenizer,
+           scorer if isinstance(scorer, (str, type(None))) else id(scorer))
+    with _PRUNERS_LOCK:
+        pruner = _PRUNERS.get(key)
+        if pruner is None:
+            pruner = Pruner(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer or "lexical")
+            _PRUNERS[key] = pruner
+            while len(_PRUNERS) > PRUNER_CACHE_SIZE:
+                _PRUNERS.popitem(last=False)
+        else:
+            _PRUNERS.move_to_end(key)
+        return pruner

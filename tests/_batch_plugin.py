@@ -20,3 +20,20 @@ class CrashyScorer(LexicalScorer):
 
 def setup() -> None:
     register_scorer("crashy", "_batch_plugin:CrashyScorer")
+
+
+def count_rule_parses() -> None:
+    """A setup hook for tests/test_rules_loader.py: each parse in this worker of a rule file holding the text of
+    $CATP_TEST_PARSE_MARK appends a line to $CATP_TEST_PARSE_LOG (the workers of a process pool are counted
+    there, where the parent cannot see them)."""
+    from catp.rules import loader
+
+    real, mark, log = loader._parse, os.environ["CATP_TEST_PARSE_MARK"], os.environ["CATP_TEST_PARSE_LOG"]
+
+    def counting(text: str):
+        if mark in text:
+            with open(log, "a", encoding="utf-8") as fh:
+                fh.write(f"{os.getpid()}\n")
+        return real(text)
+
+    loader._parse = counting

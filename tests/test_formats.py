@@ -622,6 +622,21 @@ def test_nul_and_lone_surrogates_become_replacement_characters_in_every_format(m
     assert formats.html_text("<!doctype html><p>Fee&#0;: &#xD800;USD 5</p>", "x") == "Fee\ufffd: \ufffdUSD 5"
 
 
+def test_html_holding_lone_surrogates_keeps_the_text_after_them():
+    """An encoding the user gives can decode to lone surrogates (utf-7's "+2AA-", unicode_escape's "\\ud800");
+    lxml then dropped the rest of the document ("Fee"). html_text makes them U+FFFD before parsing."""
+    from catp import formats
+
+    assert formats.html_text("a\ud800b", "x") == "a\ufffdb"
+    assert formats.html_text("<!doctype html><p>Fee \udc80USD 5</p><p>Due in 30 days.</p>", "x") == \
+        "Fee \ufffdUSD 5\n\nDue in 30 days."
+    page = b"<!doctype html><p>Fee +2AA- USD 5</p><p>Due in 30 days.</p>"
+    decoded = decode_input(page, encoding="utf-7")
+    assert (decoded.format, decoded.text) == ("html", "Fee \ufffd USD 5\n\nDue in 30 days.")
+    result = Pruner().prune_bytes(page, encoding="utf-7", ratio=1)
+    assert result.text == decoded.text and result.stats.input_format == "html"
+
+
 @pytest.mark.parametrize("name", ["cuad", "cail2019_cjrc", "tatqa"])
 def test_every_gold_quote_of_real_documents_survives_html_and_docx(name):
     """Real documents (the shared evals data, read by path) written as HTML (a <p> per line, escaped), DOCX

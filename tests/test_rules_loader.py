@@ -340,3 +340,191 @@ def test_ask_parses_each_rules_file_once(tmp_path, monkeypatch):
     with pytest.raises(Stop):
         ask("The weather was fine.", "How was the weather?", backend=Backend(), rules=rule_file)
     assert count[0] == 1
+
+
+def test_prune_uses_a_rule_file_edited_on_disk(tmp_path):
+    """catp.prune() caches its Pruner; the cache key holds each rule file's identity on disk (path, mtime, size),
+    so an edit counts from the next call (a notebook, a server), where it used to keep the first version."""
+    import os
+
+    from catp import prune
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    text = "The weather was fine. " + (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+
+    def reasons():
+        return {r for s in prune(text, ratio="1/4", rules=str(rule_file)).kept for r in s.reasons}
+
+    assert "mine.weather" in reasons()
+    before = rule_file.stat()
+    rule_file.write_text(USER_RULES.replace("mine.weather", "mine.climate"), encoding="utf-8")  # the same size
+    os.utime(rule_file, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    assert rule_file.stat().st_size == before.st_size
+    after = reasons()
+    assert "mine.climate" in after and "mine.weather" not in after
+    assert "mine.climate" in reasons()  # unchanged since: the cached Pruner, same answer
+
+
+def test_prune_with_a_missing_rule_file_gives_the_same_error(tmp_path):
+    from catp import prune
+
+    missing = tmp_path / "nothere.yaml"
+    with pytest.raises(RuleError, match="no such rule file") as err:
+        prune("The weather was fine.", ratio="1/2", rules=str(missing))
+    assert err.value.path == str(missing)
+
+
+def test_prune_takes_loaded_rule_files(tmp_path):
+    """rules= may hold files already loaded (load_file), as Pruner's does; prune() used to turn them into strings."""
+    from catp import prune
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    text = "The weather was fine. " + (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
+    result = prune(text, ratio="1/4", rules=[load_file(rule_file)])
+    assert "mine.weather" in {r for s in result.kept for r in s.reasons}
+
+
+class _StubPruner:
+    """Stands in for Pruner in the tests of prune()'s cache: counts constructions, prunes nothing."""
+
+    built: list = []
+
+    def __init__(self, domain=None, rules=(), tokenizer=None, scorer=None):
+        import time
+
+        time.sleep(0.05)  # long enough for concurrent first calls to overlap
+        self.domain = domain
+        _StubPruner.built.append(domain)
+
+    def prune(self, text, **kwargs):
+        return self
+
+
+def test_prune_keeps_a_bounded_number_of_pruners(monkeypatch):
+    from catp import pipeline
+
+    monkeypatch.setattr(pipeline, "Pruner", _StubPruner)
+    monkeypatch.setattr(_StubPruner, "built", [])
+    pipeline._PRUNERS.clear()
+    try:
+        for n in range(20):
+            assert pipeline.prune("text", domain=f"d{n}", ratio="1/2").domain == f"d{n}"
+        assert len(pipeline._PRUNERS) == 8  # the last 8
+        pipeline.prune("text", domain="d19", ratio="1/2")  # the newest: still cached
+        assert len(_StubPruner.built) == 20
+        pipeline.prune("text", domain="d0", ratio="1/2")  # the oldest went: built again
+        assert len(_StubPruner.built) == 21
+    finally:
+        pipeline._PRUNERS.clear()
+
+
+def test_concurrent_first_prune_calls_build_one_pruner(monkeypatch):
+    """Threads calling prune() with the same arguments share one Pruner; a server's first requests do not each
+    load the rules, tokenizer and scorer (an LM scorer: a model each)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from catp import pipeline
+
+    monkeypatch.setattr(pipeline, "Pruner", _StubPruner)
+    monkeypatch.setattr(_StubPruner, "built", [])
+    pipeline._PRUNERS.clear()
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(lambda _: pipeline.prune("text", domain="legal", ratio="1/2"), range(8)))
+        assert len(_StubPruner.built) == 1 and len({id(r) for r in results}) == 1
+    finally:
+        pipeline._PRUNERS.clear()
+
+
+def two_domain_jsonl(path: Path) -> Path:
+    """A JSONL input of a contract and a financial report (--domain auto: legal, then finance)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for name in ("contract_en", "report_en"):
+            text = "The weather was fine. " + (ROOT / "examples" / f"{name}.txt").read_text(encoding="utf-8")
+            fh.write(json.dumps({"id": name, "text": text}) + "\n")
+    return path
+
+
+def test_catp_batch_parses_each_rules_file_once(tmp_path, monkeypatch, capsys):
+    """The settings check's parse is the one the worker's Pruners get (--jobs 1: this process); before, the
+    worker's Pruner parsed the file again (and one more Pruner per domain a row names)."""
+    from catp.cli import main
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    assert main(["batch", str(two_domain_jsonl(tmp_path / "in.jsonl")), "--rules", str(rule_file),
+                 "--ratio", "1/4", "--quiet"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["stats"]["domain"] for r in rows] == ["legal", "finance"]
+    assert all("mine.weather" in {x for s in r["kept"] for x in s["reasons"]} for r in rows)
+    assert count[0] == 1
+
+
+def test_run_batch_parses_each_rules_file_once_before_writing(tmp_path, monkeypatch):
+    from catp.batch import BatchOptions, run_batch
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    summary = run_batch([two_domain_jsonl(tmp_path / "in.jsonl")], tmp_path / "out.jsonl",
+                        BatchOptions(ratio="1/4", rules=[str(rule_file)]), progress=False)
+    assert (summary.rows, summary.errors, count[0]) == (2, 0, 1)
+    # a bad rule file is one error, before the output is opened (it used to become an error row per document)
+    out = tmp_path / "kept.jsonl"
+    out.write_text("earlier rows\n", encoding="utf-8")
+    with pytest.raises(RuleError, match="no such rule file"):
+        run_batch([two_domain_jsonl(tmp_path / "in.jsonl")], out,
+                  BatchOptions(ratio="1/4", rules=[str(tmp_path / "missing.yaml")]), progress=False)
+    assert out.read_text(encoding="utf-8") == "earlier rows\n"
+
+
+def test_a_loaded_rule_file_pickles():
+    """What the process pool's and Ray's workers are handed: equal after a round trip, and a Pruner built on it."""
+    import pickle
+
+    from catp.pipeline import Pruner
+
+    loaded = load_text(USER_RULES, "mine.yaml")
+    back = pickle.loads(pickle.dumps(loaded))
+    assert back == loaded and back.path == "mine.yaml" and back.lines == loaded.lines
+    result = Pruner(domain="legal", rules=[back]).prune("The weather was fine. The fee is $5.", ratio="1/2")
+    assert "mine.weather" in {r for s in result.kept for r in s.reasons}
+
+
+def test_batch_process_pool_workers_parse_no_rules_file(tmp_path, monkeypatch):
+    """With --jobs 2 the parent parses the file once and the spawned workers get it loaded (counted in the workers
+    by a setup hook); before, each worker parsed it again for each domain."""
+    from catp.batch import BatchOptions, run_batch
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    log = tmp_path / "parses.log"
+    monkeypatch.setenv("CATP_TEST_PARSE_MARK", "mine.weather")
+    monkeypatch.setenv("CATP_TEST_PARSE_LOG", str(log))
+    count = count_parses(monkeypatch, rule_file)
+    out = tmp_path / "out.jsonl"
+    options = BatchOptions(ratio="1/4", rules=[str(rule_file)], setup="_batch_plugin:count_rule_parses")
+    summary = run_batch([two_domain_jsonl(tmp_path / "in.jsonl")], out, options, jobs=2, progress=False)
+    assert (summary.rows, summary.errors) == (2, 0)
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert all("mine.weather" in {x for s in r["kept"] for x in s["reasons"]} for r in rows)
+    assert (log.read_text(encoding="utf-8").split() if log.exists() else []) == []  # in the workers: none
+    assert count[0] == 1  # in this process
+
+
+def test_a_batch_worker_parses_each_rules_file_once_for_all_domains(tmp_path, monkeypatch):
+    """A Worker used without run_batch (prune_rows, a Ray actor built by hand) given paths: one parse for the
+    Pruners of every domain its rows name (before: one per domain)."""
+    from catp.batch import BatchOptions, Item, Worker
+
+    rule_file = tmp_path / "mine.yaml"
+    rule_file.write_text(USER_RULES, encoding="utf-8")
+    count = count_parses(monkeypatch, rule_file)
+    worker = Worker(BatchOptions(ratio="1/2", rules=[str(rule_file)]))
+    for n, domain in enumerate(("legal", "finance", "medical")):
+        row = worker.prune(Item(n, n, text="The weather was fine. The fee is $5.", overrides={"domain": domain}))
+        assert row["error"] is None and row["stats"]["domain"] == domain
+    assert count[0] == 1

@@ -78,10 +78,10 @@ def batch_command(
         from catp.pipeline import parse_ratio
 
         parse_ratio(ratio)  # a bad ratio is one error, not one per row
-    _check_settings(domain, rules, tokenizer, scorer, cue_window, setup)
+    loaded_rules = _check_settings(domain, rules, tokenizer, scorer, cue_window, setup)
     _check_folders(inputs, glob)
     options = BatchOptions(
-        budget=budget, ratio=ratio, question=question, domain=domain, rules=[str(r) for r in rules],
+        budget=budget, ratio=ratio, question=question, domain=domain, rules=loaded_rules,
         tokenizer=tokenizer, scorer=scorer,
         scorer_options=scorer_options(scorer_model, scorer_url, scorer_sha256, scorer_max_tokens, device,
                                       scorer_compile, scorer=scorer),
@@ -107,15 +107,18 @@ def batch_command(
 
 
 def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], scorer: str,
-                    cue_window: Optional[int], setup: Optional[str]) -> None:
+                    cue_window: Optional[int], setup: Optional[str]) -> list:
     """Settings shared by every row are checked once here: a mistake is one usage error (exit 2), not an
-    error row per document that replaces the output file."""
+    error row per document that replaces the output file. Returns the rule files loaded: the workers' Pruners
+    get them so, and none parses them again."""
+    from catp.batch import load_rules
     from catp.rules.loader import resolve
     from catp.rules.registry import RuleRegistry
     from catp.scoring.registry import SCORERS
     from catp.tokens import load_token_counter
 
-    resolve(None if domain == "auto" else domain, [str(r) for r in rules])
+    loaded = load_rules([str(r) for r in rules])
+    resolve(None if domain == "auto" else domain, loaded)
     RuleRegistry([], cue_window_tokens=cue_window)  # checks the window's bounds
     if setup is not None:
         from catp.batch import _resolve_setup
@@ -125,6 +128,7 @@ def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], sc
         raise CatpError(f"unknown scorer {scorer!r}; choose one of {', '.join([*SCORERS, 'auto'])}")
     if tokenizer is not None:
         load_token_counter(tokenizer)
+    return loaded
 
 
 def _check_folders(inputs: list[str], glob: str) -> None:
