@@ -98,3 +98,18 @@ def test_read_text_stdin_over_the_limit(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"y" * 50)))
     with pytest.raises(InputError, match=r"<stdin>: .*over the size limit"):
         read_text("-", max_bytes=10)
+
+
+@pytest.mark.parametrize("encoding, data", [("utf-7", b"Fee +2AA- due on 5 March 2024."),
+                                            ("unicode_escape", b"Fee \\ud800 due on 5 March 2024.")])
+def test_a_given_encoding_that_yields_lone_surrogates_gives_replacement_characters_and_a_warning(encoding, data):
+    """Plain text decoded with an encoding that can name lone surrogates: each becomes U+FFFD (one character
+    for one, so offsets hold), with a warning; before, prune_bytes refused it with advice to use prune_bytes."""
+    from catp import Pruner
+    from catp.decode import decode_input
+
+    decoded = decode_input(data, encoding=encoding)
+    assert decoded.text == "Fee \ufffd due on 5 March 2024."
+    assert len(decoded.warnings) == 1 and "1 lone surrogate " in decoded.warnings[0] and encoding in decoded.warnings[0]
+    result = Pruner().prune_bytes(data, encoding=encoding, ratio=1)
+    assert result.text == decoded.text and result.warnings[0] == decoded.warnings[0]

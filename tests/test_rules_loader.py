@@ -528,3 +528,14 @@ def test_a_batch_worker_parses_each_rules_file_once_for_all_domains(tmp_path, mo
         row = worker.prune(Item(n, n, text="The weather was fine. The fee is $5.", overrides={"domain": domain}))
         assert row["error"] is None and row["stats"]["domain"] == domain
     assert count[0] == 1
+
+
+def test_a_rule_path_with_a_nul_is_a_rule_error():
+    """os and pathlib refuse a path holding NUL with a bare ValueError; the user gets a RuleError naming it."""
+    from catp import prune
+    from catp.rules.loader import load_file
+
+    with pytest.raises(RuleError, match="cannot read rule file"):
+        load_file("a\x00b.yaml")
+    with pytest.raises(RuleError, match="cannot read rule file"):
+        prune("The Licensee shall pay USD 5,000.", rules="a\x00b.yaml", budget=5)

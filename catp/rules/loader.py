@@ -43,7 +43,7 @@ def load_file(path: str | Path) -> LoadedRuleSet:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise RuleError("no such rule file", path=str(path)) from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the path
         raise RuleError(f"cannot read rule file: {exc}", path=str(path)) from exc
     return load_text(raw, str(path))
 
