@@ -4,6 +4,8 @@ stderr and no traceback."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -208,3 +210,31 @@ def test_version_matches_the_package_metadata():
 
     proc = catp("--version")
     assert proc.returncode == 0 and proc.stdout.decode().strip() == f"catp {version('catp')}"
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs util-linux's script for a terminal")
+def test_a_model_scorer_shows_a_spinner_on_a_terminal_only(tmp_path, tiny_model_dir):
+    """`catp prune --scorer lm` on a terminal (util-linux's `script` gives it one) shows what it is doing while
+    the model works; with stderr piped, stderr holds the result's lines alone. The lexical scorer shows none."""
+    import shlex
+
+    long_doc = tmp_path / "long.txt"
+    long_doc.write_text(DOC * 60, encoding="utf-8")
+    lm = ["prune", str(long_doc), "--ratio", "1/4", "--scorer", "lm", "--scorer-model", str(tiny_model_dir),
+          "--device", "cpu", "-o", str(tmp_path / "out.txt")]
+    spinner = "the lm scorer ranking the text the rules left undecided"
+
+    def on_terminal(args: list[str]) -> str:
+        command = shlex.join([sys.executable, "-m", "catp", *args])
+        proc = subprocess.run(["script", "-qec", command, "/dev/null"], capture_output=True, cwd=ROOT, timeout=300,
+                              env={**os.environ, "COLUMNS": "200", "TERM": "xterm"})
+        assert proc.returncode == 0, proc.stdout.decode("utf-8", "replace")
+        return proc.stdout.decode("utf-8", "replace")
+
+    shown = on_terminal(lm)
+    assert spinner in shown and "tokens (budget" in shown
+    lexical = on_terminal(["prune", str(long_doc), "--ratio", "1/4", "-o", str(tmp_path / "out.txt")])
+    assert "ranking the text" not in lexical and "tokens (budget" in lexical
+    piped = catp(*lm)
+    assert piped.returncode == 0 and spinner not in piped.stderr.decode()
+    assert piped.stderr.decode().strip().splitlines()[-1].startswith("catp: ")

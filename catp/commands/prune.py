@@ -98,7 +98,8 @@ def prune_command(
                              scorer=scorer)
     pruner = Pruner(domain=domain, rules=[str(r) for r in rules], tokenizer=tokenizer, scorer=scorer,
                     gap_marker=gap_marker, cue_window_tokens=cue_window, scorer_options=options)
-    doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
+    with _scoring_status(getattr(pruner.scorer, "name", "a model"), quiet):
+        doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
     result = with_input(pruner.finish(doc), decoded)
     if fmt is Format.json:
         rendered = result.model_dump_json(indent=2)
@@ -116,6 +117,19 @@ def prune_command(
         s = result.stats
         typer.echo(f"catp: {s.input_tokens} -> {s.output_tokens} tokens (budget {s.budget}, {s.domain}/{s.lang}, "
                    f"{s.elapsed_s:.2f}s)", err=True)
+
+
+def _scoring_status(scorer: str, quiet: bool):
+    """A spinner on stderr while a model scorer works (about a minute on a CPU), on a terminal only: piped or
+    redirected, stderr gets the result's lines alone."""
+    from contextlib import nullcontext
+
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if quiet or scorer == "lexical" or not console.is_terminal:
+        return nullcontext()
+    return console.status(f"catp: pruning, the {scorer} scorer ranking the text the rules left undecided")
 
 
 def _prune_many(files: list[str], fmt: Format, output: Optional[Path], jobs: int, **settings) -> None:
