@@ -81,6 +81,64 @@ def test_a_rule_in_a_worker_thread_is_not_charged_for_other_threads_cpu():
     assert outcome == ["in time"]
 
 
+def test_a_scan_timed_out_by_other_threads_cpu_runs_again_holding_the_gil():
+    """`regex` counts the process's CPU from a search's start: other threads' work while this one waits (for the
+    GIL, say) ran a 2 s timeout out on a 7 ms scan, and a rule was skipped under load (entity.org_en, seen in
+    test_one_pruner_in_many_threads_gives_the_sequential_results). Guard.scan runs such a scan again, holding the
+    GIL; the thread's own CPU running out is still a timeout."""
+    import threading
+
+    import regex
+
+    from catp.rules.guard import Guard
+
+    pattern, text = regex.compile(r"\bA\w+"), "Alpha beta Atlas gamma Aurora " * 20
+    waiting, burnt, attempts, outcome = threading.Event(), threading.Event(), [], []
+
+    def run(concurrent: bool) -> list:
+        attempts.append(concurrent)
+        found = pattern.finditer(text, timeout=guard.left(), concurrent=concurrent)
+        first = [next(found)]
+        if len(attempts) == 1:  # the first scan stalls while another thread works (0.5 s of CPU)
+            waiting.set()
+            burnt.wait()
+        return first + list(found)
+
+    def worker():
+        nonlocal guard
+        with Guard(0.3) as guard:
+            try:
+                outcome.append(len(guard.scan(run)))
+            except TimeoutError:
+                outcome.append("timed out")
+
+    guard = None
+    thread = threading.Thread(target=worker)
+    thread.start()
+    waiting.wait()
+    _burn_cpu(0.5)
+    burnt.set()
+    thread.join()
+    assert attempts == [True, False] and outcome == [60]
+
+    def runaway(concurrent: bool) -> list:  # catastrophic backtracking: this thread's own CPU runs out
+        return list(regex.finditer(r"(?:(?:a|aa)+)+c", "a" * 40, timeout=guard.left(), concurrent=concurrent))
+
+    def worker_runaway():
+        nonlocal guard
+        with Guard(0.2) as guard:
+            try:
+                guard.scan(runaway)
+                outcome.append("finished")
+            except TimeoutError:
+                outcome.append("timed out")
+
+    thread = threading.Thread(target=worker_runaway)
+    thread.start()
+    thread.join(timeout=30)
+    assert outcome[-1] == "timed out"
+
+
 def test_the_main_thread_timer_is_not_armed_while_other_threads_prune():
     """ITIMER_VIRTUAL counts the CPU time of every thread of the process; an idle thread (Ray's, a
     server's) does not stop the main thread from using it."""

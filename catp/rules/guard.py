@@ -6,7 +6,8 @@ In the main thread of a Unix process where no other thread prunes the guard is i
 timer's signal stops a runaway match just the same, and nothing is paid while the timer does not fire.
 Elsewhere (other threads pruning: the timer counts their CPU too; SIGVTALRM handled by someone else; no
 setitimer) every search gets what is left of the timeout, counted in the thread's own CPU seconds
-between searches (within one search, `regex` counts the process's)."""
+between searches (within one search, `regex` counts the process's: `Guard.scan` runs the scans again
+holding the GIL when that alone ran the time out)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,21 @@ class Guard:
         if self.timed:
             _armed = False
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+    def scan(self, run):
+        """`run(concurrent)` (a rule's scans, each with `timeout=self.left(), concurrent=concurrent`) under this
+        guard. `regex` counts the whole process's CPU from a search's start, so while the GIL is released
+        (concurrent) other threads' work counts too: a TimeoutError raised while this thread still has time
+        left came from them, and the scans run again holding the GIL (no other Python thread runs then, so
+        only threads outside Python still count). Only the thread's own CPU time running out is a timeout."""
+        concurrent = True
+        while True:
+            try:
+                return run(concurrent)
+            except TimeoutError:
+                if self.timed or time.thread_time() >= self.deadline:
+                    raise
+                concurrent = False
 
     def left(self) -> float | None:
         """The timeout for the next search: None under the timer, else the CPU seconds left

@@ -3,7 +3,6 @@ found through `MATCHERS` (add a kind with `@register_matcher("kind")`)."""
 
 from __future__ import annotations
 
-import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
@@ -12,7 +11,7 @@ import regex
 from catp.document import Action, Span, make_span
 from catp.errors import RuleError
 from catp.rules.context import MatchContext
-from catp.rules.guard import Guard, time_left
+from catp.rules.guard import Guard
 from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, stretches, window_widths, windows
 from catp.rules.schema import CueWindowRule, HeadingRule, PhraseRule, PosRule, RegexRule
 
@@ -138,30 +137,41 @@ class RegexMatcher(Matcher):
                     return self._scan_windows(text, best[1], sum(self.widths), ctx.regex_timeout)
                 return self._scan_regions(text, best[1], ctx.regex_timeout)
         with Guard(ctx.regex_timeout) as guard:
-            return list(self.pattern.finditer(text, timeout=guard.left(), concurrent=True))
+            return guard.scan(lambda concurrent: list(self.pattern.finditer(text, timeout=guard.left(),
+                                                                            concurrent=concurrent)))
 
     def _scan_regions(self, text: str, regions: list[tuple[int, int]], timeout: float) -> list:
         """All regions share the rule's timeout (CPU seconds), counted from the first scan on."""
-        finditer, found = self.pattern.finditer, []
-        with Guard(timeout) as guard:
+        finditer = self.pattern.finditer
+
+        def scan(concurrent: bool) -> list:
+            found = []
             for a, b in regions:
-                found.extend(finditer(text, a, b, timeout=guard.left(), concurrent=True))
-        return found
+                found.extend(finditer(text, a, b, timeout=guard.left(), concurrent=concurrent))
+            return found
+
+        with Guard(timeout) as guard:
+            return guard.scan(scan)
 
     def _scan_windows(self, text: str, spans: list[tuple[int, int]], reach: int, timeout: float) -> list:
         """Each window from the end of the last match; endpos `reach` past it; only the matches
         that start inside it (see catp/rules/prefilter.py). The timeout as in _scan_regions."""
-        finditer, cursor, n, found = self.pattern.finditer, 0, len(text), []
-        with Guard(timeout) as guard:
+        finditer, n = self.pattern.finditer, len(text)
+
+        def scan(concurrent: bool) -> list:
+            cursor, found = 0, []
             for a, b in spans:
                 if cursor >= b:
                     continue
-                for m in finditer(text, max(a, cursor), min(b + reach, n), timeout=guard.left(), concurrent=True):
+                for m in finditer(text, max(a, cursor), min(b + reach, n), timeout=guard.left(), concurrent=concurrent):
                     if m.start() >= b:
                         break
                     found.append(m)
                     cursor = m.end()
-        return found
+            return found
+
+        with Guard(timeout) as guard:
+            return guard.scan(scan)
 
 
 def _cost(regions: list[tuple[int, int]]) -> int:
@@ -178,13 +188,14 @@ class HeadingMatcher(Matcher):
     def spans(self, ctx: MatchContext) -> list[Span]:
         """One search per heading unit, all of them sharing the rule's timeout (CPU seconds, as `regex`
         counts them): a slow pattern cannot take the timeout once per heading."""
-        text, search, left, found = ctx.text, self.pattern.search, ctx.regex_timeout, []
-        deadline = time.thread_time() + left
-        for start, end in ctx.heading_units():
-            if search(text, start, end, timeout=left):
-                found.append(self.span(start, end))
-            left = time_left(deadline)
-        return found
+        text, search = ctx.text, self.pattern.search
+
+        def scan(concurrent: bool) -> list[Span]:
+            return [self.span(start, end) for start, end in ctx.heading_units()
+                    if search(text, start, end, timeout=guard.left(), concurrent=concurrent)]
+
+        with Guard(ctx.regex_timeout) as guard:
+            return guard.scan(scan)
 
 
 @register_matcher("cue_window")
@@ -200,7 +211,8 @@ class CueWindowMatcher(Matcher):
         starts, window, labels = ctx.token_starts, rule.window_tokens, self._labels
         n_starts, n_ends, n_text, include_cue = len(starts), len(ends), len(ctx.text), rule.include_cue
         with Guard(ctx.regex_timeout) as guard:
-            cues = list(self.pattern.finditer(ctx.text, timeout=guard.left(), concurrent=True))
+            cues = guard.scan(lambda concurrent: list(self.pattern.finditer(ctx.text, timeout=guard.left(),
+                                                                             concurrent=concurrent)))
         for m in cues:
             cue_start, cue_end = m.span()
             i = bisect_left(starts, cue_end) + window  # ctx.token_window_end(cue_end, window)
@@ -283,7 +295,9 @@ class PosMatcher(Matcher):
     def _anchor_starts(self, ctx: MatchContext):
         if self.ac_anchors and ctx.prefilter != "never":
             return ctx.anchor_hits(self)
-        return (m.start() for m in self.anchor.finditer(ctx.text, timeout=ctx.regex_timeout, concurrent=True))
+        with Guard(ctx.regex_timeout) as guard:  # all at once: a lazy scan's timeout would count the tagging too
+            return [m.start() for m in guard.scan(lambda concurrent: list(
+                self.anchor.finditer(ctx.text, timeout=guard.left(), concurrent=concurrent)))]
 
     def _anchored_sentences(self, ctx: MatchContext) -> Iterator[tuple[int, int]]:
         last = -1
