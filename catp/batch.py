@@ -324,7 +324,9 @@ class Worker:
 
             o = self.options
             if self.rules is None:  # run_batch hands them loaded; a path given here is read once (else error rows)
-                self.rules = load_rules(o.rules)
+                from catp.rules.loader import load_rule_files
+
+                self.rules = load_rule_files(o.rules)
             self.pruners[domain] = Pruner(domain=domain, rules=self.rules, tokenizer=o.tokenizer, scorer=o.scorer,
                                           gap_marker=o.gap_marker, cue_window_tokens=o.cue_window_tokens,
                                           scorer_options=o.scorer_options or None)
@@ -366,15 +368,6 @@ class Worker:
 
 
 _WORKER: list[Worker] = []  # this process's Worker, in a pool worker or with jobs=1
-
-
-def load_rules(rules) -> list:
-    """The user's rule files loaded (parsed and validated), those already loaded as they are. run_batch loads them
-    once, here, and the workers get them loaded (a LoadedRuleSet pickles in a fraction of a parse's time)."""
-    from catp.pipeline import rule_paths
-    from catp.rules.loader import LoadedRuleSet, load_file
-
-    return [r if isinstance(r, LoadedRuleSet) else load_file(r) for r in rule_paths(rules)]
 
 
 def _init_worker(options: BatchOptions, pooled: bool = False) -> None:
@@ -516,8 +509,10 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
     if engine not in ("local", "ray"):
         raise CatpError(f"unknown engine {engine!r}: use local or ray")
     # each rule file parsed once, here: a bad one is one error before anything is written, and every worker's
-    # Pruners (one per domain) get the files loaded
-    options = replace(options, rules=load_rules(options.rules))
+    # Pruners (one per domain) get the files loaded (a LoadedRuleSet pickles in a fraction of a parse's time)
+    from catp.rules.loader import load_rule_files
+
+    options = replace(options, rules=load_rule_files(options.rules))
     sources = expand_inputs(inputs, options.glob)
     if engine == "ray":
         from catp import batch_ray

@@ -66,9 +66,8 @@ def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = D
             text, used = _clean(data.decode(encoding), source, nul_check=False), encoding
         except (LookupError, UnicodeDecodeError) as exc:
             raise InputError(f"{source}: cannot decode as {encoding}: {exc}") from exc
-        if has_lone_surrogates(text):  # utf-7 or unicode_escape can name them; no tokenizer takes them
-            lone = len(_LONE_SURROGATE.findall(text))
-            text = _LONE_SURROGATE.sub("\ufffd", text)
+        text, lone = _LONE_SURROGATE.subn("\ufffd", text)  # utf-7 or unicode_escape can name them; no tokenizer takes them
+        if lone:
             notes.append(f"{source}: decoding as {encoding} gave {lone} lone surrogate{'s' if lone != 1 else ''} "
                          "(not valid Unicode), each made U+FFFD")
     elif problem:

@@ -21,7 +21,7 @@ from catp.errors import BudgetError, CatpError, InputError
 from catp.render import extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.guard import pruning
-from catp.rules.loader import LoadedRuleSet, load_file, resolve
+from catp.rules.loader import LoadedRuleSet, load_rule_files, resolve, rule_files
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import SelectionPolicy, merged_policy
 from catp.scoring.base import Scorer, rank_map
@@ -94,8 +94,7 @@ class Pruner:
         self._merges: dict[str, int] = {}
         # the user's rule files, parsed once (and failing fast when bad): every domain's rule set, and their
         # `detect` keywords for --domain auto
-        self.user_rules = [r if isinstance(r, LoadedRuleSet) else load_file(r) for r in rule_paths(rules)]
-        self.extra_rules = [item.path for item in self.user_rules]
+        self.user_rules = load_rule_files(rules)
         self._user_rulesets = [item.ruleset for item in self.user_rules]
         if self.domain is not None:
             self.registry(self.domain)  # fail fast on a bad domain
@@ -366,20 +365,13 @@ def prune(text: str, *, domain: str | None = None, budget: int | None = None, ra
     with the Pruner cached for these arguments (the last PRUNER_CACHE_SIZE of them); a rule file edited on disk
     since (another modification time or size) gets a new Pruner. For many documents, build a `Pruner` once and
     reuse it. Raises a `catp.errors.CatpError` subclass (InputError, BudgetError, RuleError, ...) for bad input."""
-    pruner = _cached_pruner(domain, rule_paths(rules), tokenizer, scorer)
+    pruner = _cached_pruner(domain, rule_files(rules), tokenizer, scorer)
     return pruner.prune(text, budget=budget, ratio=ratio, question=question)
 
 
 PRUNER_CACHE_SIZE = 8  # prune()'s Pruners kept, the most recently used
 _PRUNERS: OrderedDict[tuple, Pruner] = OrderedDict()
 _PRUNERS_LOCK = threading.Lock()
-
-
-def rule_paths(rules) -> list:
-    """Rule files as a list: a single path (or loaded file) is one file, not a sequence of characters."""
-    if rules is None:
-        return []
-    return [rules] if isinstance(rules, (str, Path, LoadedRuleSet)) else list(rules)
 
 
 def _rule_file_key(rule) -> tuple:

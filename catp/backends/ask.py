@@ -129,7 +129,7 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
          pruner, template, lang, extra_messages, max_tokens, concurrency, budget, precheck, use_metrics,
          max_model_len, temperature, on_delta, request_extra) -> AskResult:
     from catp.detect import detect_langs
-    from catp.pipeline import Pruner, rule_paths
+    from catp.pipeline import Pruner
 
     warnings: list[str] = []
     lang = lang or detect_langs(text)[0]
@@ -138,10 +138,9 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
     tmpl = template if isinstance(template, PromptTemplate) else load_templates(template)[lang]
 
     if pruner is None:
-        from catp.rules.loader import LoadedRuleSet, load_file, resolve
+        from catp.rules.loader import load_rule_files, resolve
 
-        # one path is one file; each is parsed once, here, and the Pruner takes it as it is
-        rules = [r if isinstance(r, LoadedRuleSet) else load_file(r) for r in rule_paths(rules)]
+        rules = load_rule_files(rules)  # parsed once, here; the Pruner takes them as they are
         resolve(domain, rules)  # a bad domain or rule file fails here, before any request
         tokenizer = tokenizer or backend.tokenizer_path()  # the served model's own, when it is here
         pruner = Pruner(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer)

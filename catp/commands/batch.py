@@ -111,13 +111,12 @@ def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], sc
     """Settings shared by every row are checked once here: a mistake is one usage error (exit 2), not an
     error row per document that replaces the output file. Returns the rule files loaded: the workers' Pruners
     get them so, and none parses them again."""
-    from catp.batch import load_rules
-    from catp.rules.loader import resolve
+    from catp.rules.loader import load_rule_files, resolve
     from catp.rules.registry import RuleRegistry
     from catp.scoring.registry import SCORERS
     from catp.tokens import load_token_counter
 
-    loaded = load_rules([str(r) for r in rules])
+    loaded = load_rule_files([str(r) for r in rules])
     resolve(None if domain == "auto" else domain, loaded)
     RuleRegistry([], cue_window_tokens=cue_window)  # checks the window's bounds
     if setup is not None:

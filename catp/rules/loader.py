@@ -166,12 +166,24 @@ def _explain(exc: ValidationError, data: dict, rule_lines: list[int], path: str,
     return RuleError(f"{where}{err['msg']}", path=path, line=line, rule_id=rule_id)
 
 
+def rule_files(rules) -> list:
+    """Rule files as a list: a single path (or loaded file) is one file, not a sequence of characters."""
+    if rules is None:
+        return []
+    return [rules] if isinstance(rules, (str, Path, LoadedRuleSet)) else list(rules)
+
+
+def load_rule_files(rules) -> list[LoadedRuleSet]:
+    """The rule files loaded (parsed and validated); files already loaded stay as they are, not read again."""
+    return [f if isinstance(f, LoadedRuleSet) else load_file(f) for f in rule_files(rules)]
+
+
 def resolve(domain: str | None, extra: list[str | Path | LoadedRuleSet] | tuple = ()) -> list[LoadedRuleSet]:
     """common.yaml, then the domain's built-in set, then the user's files (paths, or files already loaded,
     which are not read again); ids must be unique. A domain that is no built-in one may be the `name` of one
     of the user's files (a domain of their own: common.yaml and the user's files)."""
     builtin = domain if domain in BUILTIN_DOMAINS else None
-    user = [f if isinstance(f, LoadedRuleSet) else load_file(f) for f in extra]
+    user = load_rule_files(extra)
     if domain and domain not in ("general", "auto") and builtin is None:
         names = sorted({item.ruleset.name for item in user} - {"general", "auto", *BUILTIN_DOMAINS})
         if domain not in names:

@@ -10,7 +10,6 @@ Lang = Literal["en", "zh"]
 Flag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE"]
 
 
-
 def _none_blank(values: list[str], info: ValidationInfo) -> list[str]:
     """A blank phrase, anchor or keyword matches everywhere (a blank detect keyword would pick every
     document)."""
