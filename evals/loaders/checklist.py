@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from evals.loaders.base import DataError, guess_lang, head_of, set_name
 from evals.locate import WhitespaceIndex
@@ -37,11 +37,12 @@ class Fact(BaseModel):
     why: str = Field(min_length=1)
     after: str | None = None  # the quote's first occurrence after this text (for short quotes that repeat)
 
-    @model_validator(mode="after")
-    def _known_kind(self) -> "Fact":
-        if self.kind not in FACT_KINDS:
-            raise ValueError(f"unknown kind {self.kind!r}; use one of {', '.join(sorted(FACT_KINDS))}")
-        return self
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        if kind not in FACT_KINDS:
+            raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(sorted(FACT_KINDS))}")
+        return kind
 
 
 class ChecklistEntry(BaseModel):
