@@ -26,26 +26,28 @@ def aggregate(sets, results, config) -> dict:
             for label in labels:
                 rows = [(data.docs[r.index], r) for r in doc_results if (method, label) in r.scores]
                 if rows:
-                    per_budget[label] = _fold(rows, method, label)
+                    per_budget[label] = _fold(rows, method, label, per_doc=data.kind == "checklist")
             per_method[method] = per_budget
         out[data.name] = {
             "path": data.path, "docs": len(doc_results),
             "gold": sum(len(data.docs[r.index].gold) for r in doc_results),
             "questions": sum(1 for r in doc_results for q in data.docs[r.index].questions if q.gold_index),
-            "warnings": data.warnings, "methods": per_method,
+            "warnings": data.warnings, "methods": per_method, "kind": data.kind,
         }
     return out
 
 
-def _fold(rows, method: str, label: str) -> dict:
+def _fold(rows, method: str, label: str, per_doc: bool = False) -> dict:
     kind = defaultdict(lambda: [0, 0])
     lab = defaultdict(lambda: [0, 0])
     values = defaultdict(lambda: [0, 0])
     q_plain, q_aware = [0, 0], [0, 0]
     in_tok = out_tok = in_ch = out_ch = over = 0
     seconds = []
+    docs = {}
     for doc, r in rows:
         s = r.scores[(method, label)]
+        docs[doc.id] = {"kept": sum(s.gold), "n": len(s.gold)}
         for g, k in zip(doc.gold, s.gold):
             for bucket in (kind["all"], kind[g.kind], lab[(g.kind, g.label)]):
                 bucket[0] += k
@@ -78,6 +80,7 @@ def _fold(rows, method: str, label: str) -> dict:
         "over_budget_docs": over,
         "latency": latency_summary(seconds, in_tok),
         "docs": len(rows),
+        **({"per_doc": docs} if per_doc else {}),
     }
 
 

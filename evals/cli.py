@@ -37,7 +37,7 @@ def eval_command(
     limit: Optional[int] = typer.Option(None, "--limit", help="At most N documents per set (the first N)."),
     seed: int = typer.Option(0, help="Seed of the random-sentences baseline."),
     values: bool = typer.Option(True, "--values/--no-values", help="Run the independent number/date/money check."),
-    failures: int = typer.Option(25, "--failures", help="Lost gold items listed per set."),
+    failures: int = typer.Option(25, "--failures", help="Lost gold items listed per set (a checklist set lists every lost fact)."),
     items: bool = typer.Option(False, "--items", help="Also write items.jsonl: each gold item's fate (kept or not) per method and budget, for per-item analysis."),
     rule_report: bool = typer.Option(False, "--rule-report", help="Also write rules.md and rules.json: per rule, the gold per 1,000 tokens of the text it touches, kept and not kept (what a rule's priority should follow)."),
     update_docs: Optional[Path] = typer.Option(None, "--update-docs", help="Write the results table into this Markdown file."),

@@ -116,7 +116,7 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
     for reason in skipped.values():
         console.print(f"[yellow]{reason}[/yellow]")
     aggregated = aggregate(sets, results, config)
-    tables = [report.summary_table(aggregated), *report.kind_tables(aggregated)]
+    tables = [report.summary_table(aggregated), *report.kind_tables(aggregated), *report.doc_tables(aggregated)]
     comparison = None
     if opts.against:
         a, b = config.catp_variants[0][0], config.catp_variants[1][0]
@@ -125,7 +125,8 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
     tables += report.label_tables(aggregated)
     wall = time.perf_counter() - started
     failures = {s.name: report.pick_failures([f for r in results.values() if r.set_name == s.name
-                                              for f in r.failures], opts.failures) for s in sets}
+                                              for f in r.failures], None if s.kind == "checklist" else opts.failures)
+                for s in sets}
     payload = {
         "config": {"command": opts.command, "size": config.unit, "budgets": [b.label for b in config.budgets],
                    "scorer": config.scorer, "domain": config.domain, "rules": [str(p) for p in opts.rules],
@@ -136,7 +137,7 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
         "skipped": skipped, "wall_s": wall, "sets": aggregated, "comparison": comparison, "failures": failures,
     }
     plots = report.plot_sets(aggregated, opts.out / "plots", config.budgets, config.unit, skipped)
-    failures_md = "\n".join(report.failure_markdown(name, items) for name, items in failures.items())
+    failures_md = "\n".join(report.failure_markdown(s.name, failures[s.name], facts=s.kind == "checklist") for s in sets)
     report.write_report(opts.out, payload, tables, failures_md, plots)
     if opts.items:
         report.write_items(opts.out / "items.jsonl", sets, results)

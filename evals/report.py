@@ -51,9 +51,34 @@ def kind_tables(aggregated: dict) -> list[Table]:
     return tables
 
 
+def doc_tables(aggregated: dict) -> list[Table]:
+    """Checklist sets: share of facts kept per document, one column per budget and method."""
+    tables = []
+    for set_name, data in aggregated.items():
+        if data.get("kind") != "checklist":
+            continue
+        columns = [(label, method) for label in _budgets(data) for method in data["methods"]
+                   if "per_doc" in data["methods"][method].get(label, {})]
+        if not columns:
+            continue
+        first = data["methods"][columns[0][1]][columns[0][0]]["per_doc"]
+        table = Table(f"{set_name}: share of facts kept per document",
+                      ["document", "facts", *[f"{method} {label}" for label, method in columns]])
+        for doc_id, counts in first.items():
+            cells = []
+            for label, method in columns:
+                c = data["methods"][method][label]["per_doc"].get(doc_id)
+                cells.append(pct(c["kept"] / c["n"]) if c and c["n"] else "–")
+            table.rows.append([doc_id, str(counts["n"]), *cells])
+        tables.append(table)
+    return tables
+
+
 def label_tables(aggregated: dict) -> list[Table]:
     tables = []
     for set_name, data in aggregated.items():
+        if data.get("kind") == "checklist":  # no labels: the kind tables say it all
+            continue
         methods = list(data["methods"])
         for label in _budgets(data):
             per = {m: {(x["kind"], x["label"]): x for x in data["methods"][m].get(label, {}).get("labels", [])}
@@ -91,25 +116,30 @@ def _budgets(data: dict) -> list[str]:
 
 # -- failures -------------------------------------------------------------------------------
 
-def pick_failures(failures: list[dict], limit: int = FAILURES_PER_SET) -> list[dict]:
-    """Evenly spread over the (sorted) list, so every part of a set shows up."""
+def pick_failures(failures: list[dict], limit: int | None = FAILURES_PER_SET) -> list[dict]:
+    """Evenly spread over the (sorted) list, so every part of a set shows up; all of them when limit is None."""
     ordered = sorted(failures, key=lambda f: (f["method"], f["budget"], f["doc"], f["gold_index"]))
-    if len(ordered) <= limit:
+    if limit is None or len(ordered) <= limit:
         return ordered
     step = len(ordered) / limit
     return [ordered[int(i * step)] for i in range(limit)]
 
 
-def failure_markdown(set_name: str, failures: list[dict]) -> str:
-    lines = [f"## {set_name}: lost gold items", ""]
+def failure_markdown(set_name: str, failures: list[dict], facts: bool = False) -> str:
+    """facts: a checklist set, where every lost fact is listed with why it matters."""
+    lines = [f"## {set_name}: {'every lost fact' if facts else 'lost gold items'}", ""]
     if not failures:
         return "\n".join(lines + ["None lost.", ""])
     for f in failures:
         rel_s, rel_e = f["start"] - f["context_start"], f["end"] - f["context_start"]
         ctx = f["context"]
         shown = (ctx[:rel_s] + "⟦" + ctx[rel_s:rel_e] + "⟧" + ctx[rel_e:]).replace("\n", " ⏎ ")
-        lines += [f"### {f['doc']} · gold #{f['gold_index']} · {f['kind']} / {f['label']} · {f['method']} at {f['budget']}",
-                  "", f"> {shown}", ""]
+        if facts:
+            lines += [f"### {f['doc']} · fact #{f['gold_index']} · {f['kind']}: {f.get('why', '')} · {f['method']} at {f['budget']}",
+                      "", f"> {shown}", ""]
+        else:
+            lines += [f"### {f['doc']} · gold #{f['gold_index']} · {f['kind']} / {f['label']} · {f['method']} at {f['budget']}",
+                      "", f"> {shown}", ""]
         if not f["units"]:
             lines += ["(no per-unit decisions available)", ""]
             continue

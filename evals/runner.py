@@ -120,7 +120,8 @@ class Worker:
                                 tokenizer=config.tokenizer) for name, rules in config.catp_variants]
         self.baselines, self.skipped = build_baselines(list(config.baselines), seed=config.seed)
 
-    def run(self, set_name: str, index: int, doc: EvalDoc) -> DocResult:
+    def run(self, set_name: str, index: int, doc: EvalDoc, every_loss: bool = False) -> DocResult:
+        """every_loss: record every lost gold item (checklists), not a few spread over the document."""
         cfg = self.config
         text = doc.text
         size = doc_size(cfg.unit, text, self.counter)
@@ -153,7 +154,7 @@ class Worker:
                     out_chars=nonws_count(out.text), seconds=out.seconds, limit=budget.limit,
                     over_budget=out_size > budget.limit, note=out.note)
                 if is_catp:
-                    result.failures.extend(_failures(doc, gold, out, method.name, spec.label))
+                    result.failures.extend(_failures(doc, gold, out, method.name, spec.label, every_loss))
                     if cfg.rule_report and out.units is not None:
                         result.rule_stats[(method.name, spec.label)] = doc_rule_stats(out.units, doc.gold)
         return result
@@ -166,20 +167,21 @@ class Worker:
         return all(flags.values()) if question.support == "all" else any(flags.values())
 
 
-def _failures(doc: EvalDoc, gold: list[bool], out, method: str, budget: str) -> list[dict]:
-    """A few lost gold items, spread over the document, with the decisions around them."""
+def _failures(doc: EvalDoc, gold: list[bool], out, method: str, budget: str, every_loss: bool = False) -> list[dict]:
+    """A few lost gold items, spread over the document (or all of them), with the decisions around them."""
     lost = [i for i, k in enumerate(gold) if not k]
     if not lost:
         return []
     step = max(len(lost) // FAILURES_PER_DOC, 1)
-    picked = lost[::step][:FAILURES_PER_DOC]
+    picked = lost if every_loss else lost[::step][:FAILURES_PER_DOC]
     records = []
     for i in picked:
         g = doc.gold[i]
         a, b = max(g.start - CONTEXT_CHARS, 0), min(g.end + CONTEXT_CHARS, len(doc.text))
         units = [u for u in (out.units or []) if u.end > a and u.start < b]
         records.append({
-            "doc": doc.id, "gold_index": i, "kind": g.kind, "label": g.label, "method": method, "budget": budget,
+            "doc": doc.id, "gold_index": i, "kind": g.kind, "label": g.label, "why": g.why, "method": method,
+            "budget": budget,
             "quote": g.quote[:300], "context": doc.text[a:b], "context_start": a,
             "start": g.start, "end": g.end,
             "units": [{"start": u.start, "end": u.end, "kept": u.kept, "deleted": u.deleted, "reasons": u.reasons,
@@ -197,13 +199,13 @@ def _init_worker(config: RunConfig) -> None:
     _WORKER = Worker(config)
 
 
-def _run_task(task: tuple[str, int, EvalDoc]) -> DocResult:
+def _run_task(task: tuple[str, int, EvalDoc, bool]) -> DocResult:
     return _WORKER.run(*task)
 
 
 def run_all(sets, config: RunConfig, jobs: int, progress=None) -> tuple[dict[tuple[str, int], DocResult], dict[str, str]]:
     """Results per (set name, doc index), and the baselines skipped (with why)."""
-    tasks = [(s.name, i, d) for s in sets for i, d in enumerate(s.docs)]
+    tasks = [(s.name, i, d, s.kind == "checklist") for s in sets for i, d in enumerate(s.docs)]
     tasks.sort(key=lambda t: -len(t[2].text))  # longest first: better packing over the pool
     _, skipped = build_baselines(list(config.baselines), seed=config.seed)
     results: dict[tuple[str, int], DocResult] = {}

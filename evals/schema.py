@@ -16,6 +16,7 @@ class Gold(BaseModel):
     quote: str
     kind: str
     label: str = ""
+    why: str = ""  # a checklist fact's reason (evals/checklists)
 
 
 class Question(BaseModel):
@@ -54,3 +55,4 @@ class DataSet:
     path: str
     docs: list[EvalDoc]
     warnings: list[str] = field(default_factory=list)
+    kind: str = "gold"  # "checklist": key facts (evals/checklists), scored per document and every loss listed

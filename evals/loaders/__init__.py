@@ -11,6 +11,7 @@ from pathlib import Path
 
 from evals.loaders.base import DataError, set_name
 from evals.loaders.ccks import is_ccks_raw, load_ccks_raw
+from evals.loaders.checklist import is_checklist, load_checklists
 from evals.loaders.cjrc import is_cjrc_raw, load_cjrc_raw
 from evals.loaders.cuad import is_cuad_raw, load_cuad_raw
 from evals.loaders.e3c import is_e3c_xmi, load_e3c_xmi
@@ -25,6 +26,7 @@ __all__ = [
     "load_bio",
     "load_brat",
     "load_ccks_raw",
+    "load_checklists",
     "load_cjrc_raw",
     "load_cuad_raw",
     "load_e3c_xmi",
@@ -37,6 +39,7 @@ __all__ = [
 Loader = tuple[str, Callable[[Path], bool], Callable[..., list[DataSet]]]
 LOADERS: list[Loader] = [
     ("cuad-raw", is_cuad_raw, load_cuad_raw),
+    ("checklist", is_checklist, load_checklists),
     ("jsonl", lambda p: p.is_file() and p.suffix == ".jsonl", load_jsonl),
     ("tatqa-raw", is_tatqa_raw, load_tatqa_raw),
     ("cjrc-raw", is_cjrc_raw, load_cjrc_raw),
