@@ -3,7 +3,7 @@ together to one shared budget, and the `catp` metadata each pruned text carries.
 
 The budget is given in tokens (`budget`), as a share of the input (`ratio`), or read from a vLLM server
 (`server`), as `catp ask` reads it: the engine's document budget for catp's prompt template with this question
-(docs/backend.md). A budget is per document unless `shared=True`; a server's budget is one prompt's room, so it is
+(docs/backend.md), less a blank line between each two documents. A budget is per document unless `shared=True`; a server's budget is one prompt's room, so it is
 shared, or split evenly over the documents when `shared=False`.
 
 Shared: the texts are joined (a blank line between them), pruned once, and the kept spans are mapped back to each
@@ -119,7 +119,8 @@ class DocumentsPruner:
             return [_untouched(t) for t in texts]
         if self.server is not None:
             pruner, total = self._server_budget([texts[i] for i in live], question)
-            budget, ratio = (total, None) if self.shared else (total // len(live), None)
+            total -= (len(live) - 1) * pruner.tokens.count(SEPARATOR)  # the blank lines that will join them
+            budget, ratio = (max(total, 0), None) if self.shared else (max(total, 0) // len(live), None)
         else:
             pruner, budget, ratio = self.pruner(), self.budget, self.ratio
         out: list[PrunedText] = [_untouched(t) for t in texts]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from pathlib import Path
 
 from haystack import Document, component
 
@@ -34,7 +33,7 @@ class CatpDocumentPruner:
     """
 
     def __init__(self, budget: int | None = None, ratio: float | str | None = None, server: str | None = None,
-                 shared: bool = False, domain: str | None = None, rules: list[str] | None = None,
+                 shared: bool = False, domain: str | None = None, rules: str | list[str] | None = None,
                  tokenizer: str | None = None, scorer: str = "lexical", max_tokens: int = 512,
                  concurrency: int = 1, model: str | None = None, drop_empty: bool = True) -> None:
         # kept under their own names: Haystack serializes a component from its init parameters
@@ -43,7 +42,7 @@ class CatpDocumentPruner:
         self.max_tokens, self.concurrency, self.model, self.drop_empty = max_tokens, concurrency, model, drop_empty
         self._pruner = DocumentsPruner(
             budget=budget, ratio=ratio, server=server, shared=shared, domain=domain,
-            rules=[str(Path(r)) for r in rules or ()], tokenizer=tokenizer, scorer=scorer, max_tokens=max_tokens,
+            rules=rules or (), tokenizer=tokenizer, scorer=scorer, max_tokens=max_tokens,
             concurrency=concurrency, model=model)
 
     @component.output_types(documents=list[Document])

@@ -43,7 +43,7 @@ class CatpCompressor(BaseDocumentCompressor):
     server: str | None = None
     shared: bool = False
     domain: str | None = None
-    rules: list[str | Path] = []
+    rules: str | Path | list[str | Path] = []
     tokenizer: str | None = None
     scorer: str = "lexical"
     max_tokens: int = 512
