@@ -289,3 +289,25 @@ def test_langchain_chain_to_the_vllm_server_with_its_budget(vllm_server):
     assert reply.response_metadata["finish_reason"] in ("stop", "length")
     assert sum(d.metadata["catp"]["output_tokens"] for d in docs) < usage["input_tokens"]
     assert usage["input_tokens"] + max_tokens <= vllm_server.max_model_len
+
+
+# -- the docs' snippets ------------------------------------------------------------------------------------------
+
+def doc_snippets() -> list[str]:
+    text = (ROOT / "docs/integrations.md").read_text(encoding="utf-8")
+    return [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "server=" not in b]  # no server here
+
+
+def test_the_docs_show_a_snippet_per_framework():
+    snippets = "\n".join(doc_snippets())
+    for module in ("langchain", "llama_index", "haystack"):
+        assert f"from catp.integrations.{module} import" in snippets
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(doc_snippets())))
+def test_the_docs_snippets_run_as_written(index):
+    out = subprocess.run([sys.executable, "-c", doc_snippets()[index]], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert ANSWER in out.stdout or "seat of the arbitration" in out.stdout.lower(), out.stdout[-2000:]
