@@ -2,8 +2,8 @@
 
 For each question of a data set: the document is split into chunks (LangChain's RecursiveCharacterTextSplitter,
 no overlap, each chunk's `start_index` kept), a keyword retriever returns the chunks ranked by the question's
-words (character bigrams for zh) — all of them, or the top share `--top` — and `CatpCompressor(budget=B,
-shared=True)` compresses them with the question. B is `--ratio` of the whole document's tokens. The kept spans,
+words (character bigrams for zh) — all of them, or the top share `--top` — in document order, and
+`CatpCompressor(budget=B, shared=True)` compresses them with the question. B is `--ratio` of the whole document's tokens. The kept spans,
 mapped back to the document through `start_index`, decide whether the question's support survives (as
 `--question-aware` does in evals/runner.py: any / all of its gold items kept). The reference is
 `Pruner.prune(document, budget=B, question=...)` on the whole document.
@@ -40,10 +40,12 @@ def terms(text: str) -> set[str]:
 
 
 def retrieve(chunks, question: str, top: float):
-    """The chunks ranked by how many of the question's terms each holds (ties: document order), the top share."""
+    """The top share of the chunks, ranked by how many of the question's terms each holds (ties: document order),
+    handed on in document order (a reordering step: with all chunks, the compressor's join is the same for every
+    question of a document, and catp analyses it once)."""
     wanted = terms(question)
     ranked = sorted(range(len(chunks)), key=lambda i: (-len(wanted & terms(chunks[i].page_content)), i))
-    return [chunks[i] for i in ranked[:max(1, round(top * len(chunks)))]]
+    return [chunks[i] for i in sorted(ranked[:max(1, round(top * len(chunks)))])]
 
 
 def supported(kept: KeptIndex, doc, question) -> bool:
@@ -67,7 +69,6 @@ def run_set(data_set, *, ratio: float, chunk_chars: int, top: float, per_doc: in
 
     splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_chars, chunk_overlap=0, add_start_index=True)
     pruners: dict[str, Pruner] = {}
-    compressors: dict[str, CatpCompressor] = {}
     row = {"set": data_set.name, "docs": 0, "questions": 0, "prune_question": 0, "retriever": 0,
            "retriever_over_budget": 0, "retrieved_share": 0.0, "seconds": 0.0}
     started = time.perf_counter()
@@ -77,8 +78,7 @@ def run_set(data_set, *, ratio: float, chunk_chars: int, top: float, per_doc: in
             continue
         pruner = pruners.setdefault(doc.domain, Pruner(domain=doc.domain))
         budget = int(ratio * pruner.tokens.count(doc.text))
-        compressor = CatpCompressor(budget=budget, shared=True, domain=doc.domain)
-        compressors[doc.domain] = compressor
+        compressor = CatpCompressor(budget=budget, shared=True, pruner=pruner)  # the same Pruner and settings
         chunks = splitter.split_documents([Document(page_content=doc.text, metadata={"id": doc.id})])
         prefix = nonws_prefix(doc.text)
         row["docs"] += 1

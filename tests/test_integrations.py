@@ -311,3 +311,21 @@ def test_the_docs_snippets_run_as_written(index):
                          timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert ANSWER in out.stdout or "seat of the arbitration" in out.stdout.lower(), out.stdout[-2000:]
+
+
+@pytest.mark.parametrize("budget", [0, 25, 150, 900])
+def test_a_shared_budget_is_never_exceeded_and_offsets_hold(budget):
+    from catp.integrations.core import DocumentsPruner
+
+    texts = example_texts()
+    chunks = [texts[name][i:i + 1500] for name in ("contract_zh.txt", "report_en.txt", "medical_zh.txt")
+              for i in (0, 9000, 21000)] + ["", "   "]
+    pruned = DocumentsPruner(budget=budget, shared=True).prune(chunks, "违约金 and net revenue, 体温")
+    assert sum(p.output_tokens for p in pruned) <= budget
+    assert sum(token_count(p.text) for p in pruned[:-2]) <= budget  # blank texts pass through, uncounted
+    for chunk, p in zip(chunks, pruned):
+        assert p.text == " … ".join(chunk[s.start:s.end] for s in p.kept)
+        assert all(chunk[d.start:d.end] == d.text for d in p.dropped_protected)
+    assert [p.text for p in pruned[-2:]] == ["", "   "]  # blank texts pass through
+    if budget >= 150:
+        assert sum(not p.empty for p in pruned[:-2]) >= 3  # shared among the documents, not one filled first

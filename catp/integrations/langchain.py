@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from catp.integrations.core import DocumentsPruner, PrunedText
 
@@ -33,7 +33,8 @@ class CatpCompressor(BaseDocumentCompressor):
     Budget: `budget` (tokens), `ratio` ("1/6") or `server` (a vLLM server URL: `catp ask`'s document budget), per
     document or, with `shared=True`, for all documents together (a server's budget is always one prompt's: split
     evenly when not shared). `domain`: "auto" or a domain; `rules`: rule files; `tokenizer`, `scorer` as for
-    `catp.Pruner`; `max_tokens`, `concurrency`, `model`, `api_key` for the server budget.
+    `catp.Pruner`; `max_tokens`, `concurrency`, `model`, `api_key` for the server budget. `pruner`: a ready `catp.Pruner`
+    to use (and share) instead of building one from these settings.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -51,6 +52,7 @@ class CatpCompressor(BaseDocumentCompressor):
     model: str | None = None
     api_key: str | None = None
     drop_empty: bool = True
+    pruner: Any = Field(default=None, exclude=True)  # a ready catp.Pruner to share (its rules, tokenizer, cache)
 
     _pruner: DocumentsPruner = PrivateAttr()
 
@@ -58,7 +60,7 @@ class CatpCompressor(BaseDocumentCompressor):
         self._pruner = DocumentsPruner(
             budget=self.budget, ratio=self.ratio, server=self.server, shared=self.shared, domain=self.domain,
             rules=self.rules, tokenizer=self.tokenizer, scorer=self.scorer, max_tokens=self.max_tokens,
-            concurrency=self.concurrency, model=self.model, api_key=self.api_key)
+            concurrency=self.concurrency, model=self.model, api_key=self.api_key, pruner=self.pruner)
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:

@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
@@ -31,6 +31,7 @@ class CatpPostprocessor(BaseNodePostprocessor):
     Budget: `budget` (tokens), `ratio` ("1/6") or `server` (a vLLM server URL: `catp ask`'s document budget), per
     node or, with `shared=True`, for all nodes together (a server's budget is one prompt's: split evenly when not
     shared). `domain`: "auto" or a domain; `rules`: rule files; `tokenizer`, `scorer` as for `catp.Pruner`.
+    `pruner`: a ready `catp.Pruner` to use (and share) instead of building one from these settings.
     """
 
     budget: int | None = None
@@ -46,6 +47,7 @@ class CatpPostprocessor(BaseNodePostprocessor):
     model: str | None = None
     api_key: str | None = None
     drop_empty: bool = True
+    pruner: Any = Field(default=None, exclude=True)  # a ready catp.Pruner to share (its rules, tokenizer, cache)
 
     _pruner: DocumentsPruner = PrivateAttr()
 
@@ -53,7 +55,7 @@ class CatpPostprocessor(BaseNodePostprocessor):
         self._pruner = DocumentsPruner(
             budget=self.budget, ratio=self.ratio, server=self.server, shared=self.shared, domain=self.domain,
             rules=self.rules, tokenizer=self.tokenizer, scorer=self.scorer, max_tokens=self.max_tokens,
-            concurrency=self.concurrency, model=self.model, api_key=self.api_key)
+            concurrency=self.concurrency, model=self.model, api_key=self.api_key, pruner=self.pruner)
 
     @classmethod
     def class_name(cls) -> str:
