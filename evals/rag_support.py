@@ -60,14 +60,20 @@ def spread(items: list, n: int) -> list:
     return [items[i * len(items) // n] for i in range(n)]
 
 
-def run_set(data_set, *, ratio: float, chunk_chars: int, top: float, per_doc: int, max_docs: int) -> dict:
+SENTENCE_SEPARATORS = ["\n\n", "\n", "。", "；", ". ", "; ", " ", ""]  # --sentences: cut between sentences first
+
+
+def run_set(data_set, *, ratio: float, chunk_chars: int, top: float, per_doc: int, max_docs: int,
+            sentences: bool = False) -> dict:
     from langchain_core.documents import Document
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
     from catp.integrations.langchain import CatpCompressor
     from catp.pipeline import Pruner
 
-    splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_chars, chunk_overlap=0, add_start_index=True)
+    splitter = RecursiveCharacterTextSplitter(chunk_size=chunk_chars, chunk_overlap=0, add_start_index=True,
+                                              **({"separators": SENTENCE_SEPARATORS, "keep_separator": "end"}
+                                                 if sentences else {}))
     pruners: dict[str, Pruner] = {}
     row = {"set": data_set.name, "docs": 0, "questions": 0, "prune_question": 0, "retriever": 0,
            "retriever_over_budget": 0, "retrieved_share": 0.0, "seconds": 0.0}
@@ -96,6 +102,8 @@ def run_set(data_set, *, ratio: float, chunk_chars: int, top: float, per_doc: in
                                           doc, question)
             row["retriever_over_budget"] += out_tokens > budget
             row["retrieved_share"] += sum(len(d.page_content) for d in retrieved) / len(doc.text)
+        print(f"  {doc.id}: {row['questions']} questions so far; supported: prune(question=) {row['prune_question']},"
+              f" retriever {row['retriever']} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     n = max(row["questions"], 1)
     row["retrieved_share"] = round(row["retrieved_share"] / n, 3)
     row["prune_question_share"] = round(row["prune_question"] / n, 3)
@@ -109,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, nargs="+", required=True, help="JSONL files with questions")
     parser.add_argument("--ratio", default="1/6", help="budget: this share of the whole document's tokens")
     parser.add_argument("--chunk-chars", type=int, default=2000, help="chunk size in characters (no overlap)")
+    parser.add_argument("--sentences", action="store_true",
+                        help="split chunks between sentences before spaces (default: LangChain's separators)")
     parser.add_argument("--top", default="1", help="share of the chunks the retriever returns (1: all, ranked)")
     parser.add_argument("--per-doc", type=int, default=8, help="questions per document, spread (0: all)")
     parser.add_argument("--max-docs", type=int, default=0, help="documents per set, spread (0: all)")
@@ -121,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for data_set in load_paths(args.data):
         row = run_set(data_set, ratio=ratio, chunk_chars=args.chunk_chars, top=top, per_doc=args.per_doc,
-                      max_docs=args.max_docs)
+                      max_docs=args.max_docs, sentences=args.sentences)
         rows.append(row)
         print(f"{row['set']}: {row['questions']} questions in {row['docs']} documents; supported: "
               f"prune(question=) {row['prune_question_share']}, retriever + CatpCompressor {row['retriever_share']} "
