@@ -214,7 +214,8 @@ def _split(result, texts: list[str], starts: list[int], gap_marker: str):
                 b -= 1
             if a < b:
                 kept.append(KeptSpan(start=a, end=b, reasons=span.reasons))
-        dropped = [d.model_copy(update={"start": d.start - base, "end": d.end - base})
-                   for d in result.dropped_protected if base <= d.start < end]
+        dropped = [d.model_copy(update={"start": d.start - base, "end": min(d.end, end) - base,
+                                        "text": text[d.start - base:min(d.end, end) - base]})
+                   for d in result.dropped_protected if base <= d.start < end]  # clipped at the text's end
         pieces.append((gap_marker.join(text[s.start:s.end] for s in kept), kept, dropped))
     return pieces
