@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from catp.commands.output import write_output
+from catp.commands.output import echo_text, write_output
 from catp.commands.scorer_options import (
     device_option,
     scorer_compile_option,
@@ -110,7 +110,7 @@ def prune_command(
     if output and str(output) != "-":  # - is stdout, as for batch
         write_output(output, rendered + ("\n" if fmt is not Format.html else ""))
     else:
-        typer.echo(rendered)
+        echo_text(rendered)
     if not quiet:
         for warning in result.warnings:
             typer.echo(f"catp: warning: {warning}", err=True)
