@@ -69,3 +69,34 @@ def test_latin1_french_is_read_as_cp1252_and_says_so():
         text = _words_text(words, 0, 20_000)
         decoded = decode_input(text.encode(encoding), source="x.txt")
         assert (decoded.text, decoded.encoding, decoded.warnings) == (text, encoding, ())
+
+
+KOREAN = ("계약 당사자는 2024년 3월 5일까지 대금을 지급한다. 다만 공급자가 납품을 지연하는 경우 구매자는 계약을 해지할 수 있다. "
+          "이 계약은 서울중앙지방법원을 관할 법원으로 한다. ") * 12
+HINDI = ("किरायेदार हर महीने की पांच तारीख तक किराया देगा। यदि किरायेदार भुगतान में देरी करता है तो मकान मालिक अनुबंध "
+         "समाप्त कर सकता है। यह अनुबंध दो वर्ष के लिए मान्य है। ") * 12
+
+
+def test_korean_and_hindi_split_into_sentences_and_fit_small_budgets():
+    """Korean ('다. ' before Hangul) and Hindi (the danda ।) were one 400-character unit per cap, so a budget under
+    about 260 tokens kept nothing."""
+    from catp import prune
+    from catp.document import Document
+    from catp.segment import segment
+
+    for text in (KOREAN, HINDI):
+        units = segment(Document(text=text, lang="en", domain="general")).units
+        assert len(units) >= 30
+        result = prune(text, budget=60)
+        assert result.text and result.stats.output_tokens <= 60
+
+
+def test_empty_output_says_why():
+    from catp import prune
+
+    emoji = "😀🎉👍🔥❤️🙏😂🚀✨🌟" * 60
+    result = prune(emoji, budget=100)
+    assert result.text == ""
+    assert any(w.startswith("the output is empty: no piece of the text fits the budget of 100") for w in result.warnings)
+    spaced = "😀🎉👍 🔥❤️🙏 😂🚀✨🌟 " * 60
+    assert any("hold no letter or digit" in w for w in prune(spaced, budget=100).warnings)
