@@ -100,3 +100,85 @@ def test_empty_output_says_why():
     assert any(w.startswith("the output is empty: no piece of the text fits the budget of 100") for w in result.warnings)
     spaced = "😀🎉👍 🔥❤️🙏 😂🚀✨🌟 " * 60
     assert any("hold no letter or digit" in w for w in prune(spaced, budget=100).warnings)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from catp.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_rules_test_of_a_builtin_file_by_path_is_not_a_duplicate_of_itself(capsys):
+    code, out, err = run_cli(capsys, "rules", "test", str(ROOT / "rules" / "legal.yaml"))
+    assert code == 0 and "duplicate" not in err, err
+    assert out.endswith(" passed, 0 failed\n")
+
+
+def test_rules_list_names_each_rule_with_its_file(capsys):
+    code, out, _ = run_cli(capsys, "rules", "list", "--domain", "legal")
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split() == ["id", "kind", "category", "priority", "action", "file"]
+    date = next(r.split() for r in rows if r.startswith("date.zh "))
+    assert date[1:5] == ["regex", "date", "82", "protect"] and date[5].endswith("common.yaml:90")
+    assert any(r.split()[-1].split(":")[0].endswith("legal.yaml") for r in rows)
+
+
+def test_rules_explain_is_readable_not_json(capsys):
+    code, out, _ = run_cli(capsys, "rules", "explain", "date.zh")
+    assert code == 0 and not out.lstrip().startswith("{") and '"pattern":' not in out
+    assert "defined in" in out and "example (match)" in out and "2024年3月5日" in out
+    code, out, _ = run_cli(capsys, "rules", "explain", "date.zh", "--json")
+    assert code == 0 and '"pattern":' in out
+
+
+def test_rules_lint_warns_when_a_user_file_replaces_a_tuned_selection_field(tmp_path, capsys):
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\nselection:\n  en: {information_weight: 0.5, table_tail_weight: 1.0}\nrules: []\n",
+                    encoding="utf-8")
+    code, _, err = run_cli(capsys, "rules", "lint", str(path))
+    assert code == 0
+    assert "selection.en.information_weight replaces the value the built-in rule sets tuned" in err
+    code, _, err = run_cli(capsys, "rules", "lint")  # the built-in files themselves: no such warning
+    assert "replaces the value" not in err
+
+
+def test_readme_rule_file_changes_no_tuned_selection_field(tmp_path, capsys):
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Rule sets are data"):]
+    example = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    assert "\nselection:" not in example
+    (tmp_path / "mine.yaml").write_text(example, encoding="utf-8")
+    code, _, err = run_cli(capsys, "rules", "lint", str(tmp_path / "mine.yaml"))
+    assert code == 0 and "selection" not in err, err
+
+
+def test_prune_help_names_html_and_files_end_with_a_newline(tmp_path, capsys):
+    from typer.testing import CliRunner
+
+    from catp.cli import app
+
+    help_text = CliRunner().invoke(app, ["prune", "--help"]).output
+    arguments = " ".join(help_text.split("Arguments")[1].split("Options")[0].replace("│", " ").split())
+    assert "PDF, DOCX or HTML" in arguments
+    doc = tmp_path / "a.txt"
+    doc.write_text(ANSI * 3, encoding="utf-8")
+    for fmt in ("text", "json", "html"):
+        code, _, _ = run_cli(capsys, "prune", str(doc), "--budget", "40", "-f", fmt, "-o", str(tmp_path / fmt), "--quiet")
+        assert code == 0 and (tmp_path / fmt).read_text(encoding="utf-8").endswith("\n"), fmt
+
+
+def test_pytest_prints_the_slowest_tests():
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "--durations=15" in config["tool"]["pytest"]["ini_options"]["addopts"].split()
+
+
+def test_developers_md_gives_the_suites_real_time():
+    text = (ROOT / "DEVELOPERS.md").read_text(encoding="utf-8")
+    assert "about 7 minutes" not in text and "24–38 minutes" in text

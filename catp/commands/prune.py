@@ -50,7 +50,7 @@ def _many(files: list[str]) -> bool:
 
 
 def prune_command(
-    files: list[str] = typer.Argument(..., help="Document to prune (text, PDF or DOCX), or - for stdin. Several "
+    files: list[str] = typer.Argument(..., help="Document to prune (text, Markdown, PDF, DOCX or HTML), or - for stdin. Several "
                                       "files, a folder, or a .jsonl/.parquet file (one document per line/row): "
                                       "one JSONL row per document, as `catp batch` writes them."),
     domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
@@ -108,7 +108,7 @@ def prune_command(
     else:
         rendered = result.text
     if output and str(output) != "-":  # - is stdout, as for batch
-        write_output(output, rendered + ("\n" if fmt is not Format.html else ""))
+        write_output(output, rendered + "\n")  # a text file ends with a newline, as stdout's does
     else:
         echo_text(rendered)
     if not quiet:
