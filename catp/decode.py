@@ -99,6 +99,7 @@ def _decode_text(data: bytes, source: str, notes: list[str]) -> tuple[str, str]:
     best = _detect(data)
     if best is None:
         raise InputError(f"{source}: looks binary or uses an unknown encoding; give --encoding")
+    best = _prefer_western(data, best, source, notes)
     name = _ALIASES.get(best.encoding.lower().replace("-", ""), best.encoding)
     try:
         return _clean(data.decode(name), source), name
@@ -131,6 +132,44 @@ def _detect(data: bytes):
         if zh is not None and zh.coherence > (best.coherence if best is not None else 0.0):
             best = zh
     return best
+
+
+# Preferred over another single-byte code page that reads the bytes as cleanly (no more chaos) and no more
+# coherently: French or German Latin-1 text was read as cp775 or cp1257 ("licenciķ", "garēon").
+# cp1252 reads every Latin-1 text without C1 controls the same way.
+_WESTERN = "cp1252"
+_WESTERN_CHAOS_SLACK = 0.02
+
+
+def _prefer_western(data: bytes, best, source: str, notes: list[str]):
+    """cp1252 rather than charset-normalizer's guess of another single-byte code page, when the bytes decode
+    in cp1252 with at most a little more chaos and at least the same coherence (a language it recognises);
+    says so in the notes. Text that cp1252 garbles (Cyrillic, Greek, Polish) keeps the guess."""
+    guess = best.encoding.lower()
+    if guess == _WESTERN or guess in ("latin_1", "iso8859_1") or not _single_byte(guess):
+        return best
+    try:
+        data.decode(_WESTERN)
+    except UnicodeDecodeError:
+        return best
+    from charset_normalizer import from_bytes
+
+    western = from_bytes(data, cp_isolation=[_WESTERN], threshold=1.0).best()
+    if (western is None or western.chaos > best.chaos + _WESTERN_CHAOS_SLACK
+            or western.coherence < best.coherence):
+        return best
+    notes.append(f"{source}: read as {_WESTERN} (Western European, Latin-1); detection also fitted {best.encoding}; "
+                 "give --encoding if that is wrong")
+    return western
+
+
+def _single_byte(encoding: str) -> bool:
+    """One byte per character (cp775, cp1257, mac_roman ...), not a multi-byte encoding."""
+    try:
+        return len(codecs.encode("\u00e9", encoding, "replace")) == 1 and not codecs.lookup(encoding).name.startswith(
+            ("utf", "gb", "big5", "shift", "euc", "cp9", "iso2022", "hz", "johab"))
+    except LookupError:
+        return False
 
 
 def _clean(text: str, source: str, nul_check: bool = True) -> str:

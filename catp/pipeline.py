@@ -285,6 +285,8 @@ class Pruner:
             warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary}): "
                             "facts the rules protect that did not fit; dropped_protected lists each with its "
                             "rule (catp prune or ask --format json)")
+        if not text and doc.text.strip():
+            warnings.append(empty_output_warning(doc, budget))
         output_tokens = self.tokens.count(text)
         stats = PruneStats(
             input_tokens=input_tokens, output_tokens=output_tokens, budget=budget,
@@ -295,6 +297,20 @@ class Pruner:
         )
         return PruneResult(text=text, gap_marker=self.gap_marker, kept=spans, dropped_protected=dropped,
                            warnings=warnings, stats=stats)
+
+
+def empty_output_warning(doc: Document, budget: int) -> str:
+    """Why the output is empty: no piece of the text fits the budget (a text without sentence marks is cut
+    only at line ends and every max_unit_chars characters), the pieces that fit hold no letter or digit, or the
+    rules deleted all of it."""
+    costs = [u.tokens for u, deleted in zip(doc.units, doc.unit_deleted) if not deleted]
+    if not costs:
+        return "the output is empty: the rules deleted all of the text as boilerplate"
+    if min(costs) <= budget:  # drop_bare_runs: a run with no letter or digit says nothing
+        return (f"the output is empty: the pieces of the text that fit the budget of {budget} tokens hold no "
+                "letter or digit")
+    return (f"the output is empty: no piece of the text fits the budget of {budget} tokens (the smallest of its "
+            f"{len(costs)} pieces costs {min(costs)} tokens); give a larger budget")
 
 
 def with_input(result: PruneResult, decoded: Decoded) -> PruneResult:

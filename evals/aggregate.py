@@ -45,9 +45,12 @@ def _fold(rows, method: str, label: str, per_doc: bool = False) -> dict:
     in_tok = out_tok = in_ch = out_ch = over = 0
     seconds = []
     docs = {}
+    doc_counts: list[tuple[int, int]] = []  # (gold kept, gold) of each document with gold
     for doc, r in rows:
         s = r.scores[(method, label)]
         docs[doc.id] = {"kept": sum(s.gold), "n": len(s.gold)}
+        if s.gold:
+            doc_counts.append((sum(s.gold), len(s.gold)))
         for g, k in zip(doc.gold, s.gold):
             for bucket in (kind["all"], kind[g.kind], lab[(g.kind, g.label)]):
                 bucket[0] += k
@@ -81,7 +84,43 @@ def _fold(rows, method: str, label: str, per_doc: bool = False) -> dict:
         "latency": latency_summary(seconds, in_tok),
         "docs": len(rows),
         **({"per_doc": docs} if per_doc else {}),
+        "kept_ci95": bootstrap_ci(doc_counts),
+        "per_doc_spread": spread([k / n for k, n in doc_counts]),
     }
+
+
+BOOTSTRAP_ROUNDS = 2000
+BOOTSTRAP_SEED = 25
+
+
+def bootstrap_ci(per_doc: list[tuple[int, int]], rounds: int = BOOTSTRAP_ROUNDS) -> list[float] | None:
+    """95 % confidence interval of the share of gold kept (a micro average), by resampling documents with
+    replacement (percentile bootstrap, fixed seed: the same data gives the same interval)."""
+    if len(per_doc) < 2:
+        return None
+    import random
+
+    rng = random.Random(BOOTSTRAP_SEED)
+    n = len(per_doc)
+    shares = []
+    for _ in range(rounds):
+        sample = [per_doc[rng.randrange(n)] for _ in range(n)]
+        gold = sum(g for _, g in sample)
+        shares.append(sum(k for k, _ in sample) / gold)
+    shares.sort()
+    return [shares[int(0.025 * (rounds - 1))], shares[int(0.975 * (rounds - 1))]]
+
+
+def spread(values: list[float]) -> dict | None:
+    """The spread of per-document shares: min, 10th, 50th and 90th percentile, max (nearest rank)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    return {"min": ordered[0], "p10": at(0.1), "p50": at(0.5), "p90": at(0.9), "max": ordered[-1]}
 
 
 def compare(aggregated: dict, a: str, b: str) -> dict:

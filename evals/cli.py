@@ -24,7 +24,7 @@ def eval_command(
     data: Optional[list[Path]] = typer.Option(None, "--data", help="JSONL file, folder of them, or a raw corpus (CUAD folder, TAT-QA or CAIL2019/CJRC .json, E3C XMI or CCKS folder, brat, .bio). Repeatable."),
     domain: Optional[str] = typer.Option(None, help="Force one domain for catp; default: each document's own."),
     rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file(s) for catp."),
-    against: Optional[list[Path]] = typer.Option(None, "--against", help="Compare --rules against these rule file(s): per-label deltas."),
+    against: Optional[list[Path]] = typer.Option(None, "--against", help="Compare --rules against these rule file(s), or against 'builtin' (the built-in rules alone): per-label deltas."),
     ratios: Optional[str] = typer.Option(None, help="Comma list of ratios, e.g. 1/10,1/6,1/4,1/2 (default 1/6)."),
     budgets: Optional[str] = typer.Option(None, help="Comma list of absolute budgets (in --size units) instead of ratios."),
     size: str = typer.Option("tokens", "--size", help="tokens (the tokenizer's) or chars (non-whitespace characters)."),

@@ -55,7 +55,11 @@ def build_config(opts: EvalOptions) -> RunConfig:
     unknown = [b for b in names if b not in BASELINES]
     if unknown:
         raise EvalError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(BASELINES)}")
-    for path in [*opts.rules, *opts.against]:
+    builtin = [p for p in opts.against if str(p) == BUILTIN_AGAINST]
+    against = [p for p in opts.against if str(p) != BUILTIN_AGAINST]
+    if builtin and against:
+        raise EvalError(f"--against {BUILTIN_AGAINST} (the built-in rules alone) takes no rule files with it")
+    for path in [*opts.rules, *against]:
         if not path.is_file():
             raise EvalError(f"{path}: rule file not found")
     if opts.against and not opts.rules:
@@ -64,15 +68,18 @@ def build_config(opts: EvalOptions) -> RunConfig:
         raise EvalError("--limit must be at least 1")
     variants = [("catp", tuple(str(p) for p in opts.rules))]
     if opts.against:
-        a, b = _variant_name(opts.rules), _variant_name(opts.against)
+        a, b = _variant_name(opts.rules), _variant_name(against) if against else f"catp:{BUILTIN_AGAINST}"
         if a == b:
             a, b = f"{a}(A)", f"{b}(B)"
-        variants = [(a, tuple(str(p) for p in opts.rules)), (b, tuple(str(p) for p in opts.against))]
+        variants = [(a, tuple(str(p) for p in opts.rules)), (b, tuple(str(p) for p in against))]
     return RunConfig(budgets=budgets, unit=opts.size, baselines=tuple(names), catp_variants=tuple(variants),
                      domain=opts.domain, scorer=opts.scorer, tokenizer=opts.tokenizer,
                      question_aware=opts.question_aware, values=opts.values, rule_report=opts.rule_report,
                      seed=opts.seed,
                      cache_dir=str(opts.cache) if opts.cache else None)
+
+
+BUILTIN_AGAINST = "builtin"  # --against builtin: the built-in rule sets with no extra file
 
 
 def _variant_name(paths: list[Path]) -> str:
@@ -116,7 +123,8 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
     for reason in skipped.values():
         console.print(f"[yellow]{reason}[/yellow]")
     aggregated = aggregate(sets, results, config)
-    tables = [report.summary_table(aggregated), *report.kind_tables(aggregated), *report.doc_tables(aggregated)]
+    tables = [report.summary_table(aggregated), *report.kind_tables(aggregated), *report.doc_tables(aggregated),
+              report.confidence_table(aggregated)]
     comparison = None
     if opts.against:
         a, b = config.catp_variants[0][0], config.catp_variants[1][0]

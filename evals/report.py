@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from evals.tables import Table, num, pct
+from evals.tables import Table, inline_html, num, pct
 
 FAILURES_PER_SET = 25
 
@@ -30,6 +30,24 @@ def summary_table(aggregated: dict, *, title: str = "Share of gold kept") -> Tab
                     pct(m["values"].get("all")), f"{m['size_tokens']:.3f}", f"{m['size_chars']:.3f}",
                     num(lat.get("p50_ms"), 1), num(lat.get("p95_ms"), 1), num(lat.get("tokens_per_s")),
                 ])
+    return table
+
+
+def confidence_table(aggregated: dict) -> Table:
+    """Per set, budget and method: the share of gold kept with its bootstrap 95 % interval (documents
+    resampled) and the spread of the per-document shares."""
+    table = Table("Share of gold kept: 95 % bootstrap interval over documents, and per-document spread",
+                  ["set", "budget", "method", "gold kept", "95% CI", "docs", "min", "p10", "p50", "p90", "max"])
+    for set_name, data in aggregated.items():
+        for label in _budgets(data):
+            for method, per_budget in data["methods"].items():
+                m = per_budget.get(label)
+                if not m:
+                    continue
+                ci, doc = m.get("kept_ci95"), m.get("per_doc_spread") or {}
+                table.rows.append([set_name, label, method, pct(m["kept"].get("all")),
+                                   f"{pct(ci[0])}–{pct(ci[1])}" if ci else "–", str(m["docs"]),
+                                   *[pct(doc.get(q)) for q in ("min", "p10", "p50", "p90", "max")]])
     return table
 
 
@@ -229,7 +247,7 @@ def write_report(out: Path, payload: dict, tables: list[Table], failures_md: str
                                                                                 "See [failures.md](failures.md).", ""]
     (out / "report.md").write_text("\n".join(md))
     (out / "failures.md").write_text(failures_md)
-    body = "".join(f"<p>{html.escape(line.lstrip('- '))}</p>" for line in header if line)
+    body = "".join(f"<p>{inline_html(line.lstrip('- '))}</p>" for line in header if line)
     body += "".join(t.to_html() for t in tables)
     body += "".join(f'<h3>{html.escape(p.stem)}</h3><img src="plots/{p.name}" alt="{html.escape(p.stem)}">' for p in plots)
     body += '<p><a href="failures.md">failures.md</a>: lost gold items and the decisions around them</p>'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 
 
@@ -18,9 +19,9 @@ class Table:
         return "\n".join(lines)
 
     def to_html(self) -> str:
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in self.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows)
-        return f"<h3>{html.escape(self.title)}</h3>\n<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        head = "".join(f"<th>{inline_html(c)}</th>" for c in self.columns)
+        body = "".join("<tr>" + "".join(f"<td>{inline_html(c)}</td>" for c in row) + "</tr>" for row in self.rows)
+        return f"<h3>{inline_html(self.title)}</h3>\n<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def to_rich(self):
         from rich.table import Table as RichTable
@@ -45,3 +46,11 @@ def num(value: float | None, digits: int = 0) -> str:
     if value is None:
         return "–"
     return f"{value:,.{digits}f}"
+
+
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def inline_html(text: str) -> str:
+    """Markdown's inline `code` as <code>, the rest escaped: report.html showed the backticks literally."""
+    return _CODE.sub(r"<code>\1</code>", html.escape(text))

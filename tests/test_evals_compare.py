@@ -63,3 +63,24 @@ def test_rules_against_rules_end_to_end(tmp_path):
     assert (zebra["a"], zebra["b"], zebra["delta"]) == (1.0, 0.0, 1.0)
     assert set(payload["sets"]["zebra"]["methods"]) == {"catp:keep", "catp:drop"}
     assert "catp:keep vs catp:drop" in (out / "report.md").read_text()
+
+
+def test_rules_against_builtin_and_the_report_s_intervals(tmp_path):
+    """Issue 25: `--against builtin` compares with the built-in rules alone (no empty rule file written by hand);
+    the report gives a bootstrap 95 % interval and the per-document spread; report.html renders `code`."""
+    from evals.aggregate import bootstrap_ci, spread
+
+    keep = tmp_path / "keep.yaml"
+    keep.write_text(RULE.format(name="keep", action="protect"))
+    out = tmp_path / "report"
+    payload = run_eval(EvalOptions(paths=[_fixture(tmp_path)], out=out, rules=[keep], against=[Path("builtin")],
+                                   ratios="1/10", baselines="", values=False, jobs=1, quiet=True, command="catp eval --ratios 1/10"))
+    assert set(payload["sets"]["zebra"]["methods"]) == {"catp:keep", "catp:builtin"}
+    assert "catp:keep vs catp:builtin" in (out / "report.md").read_text()
+    page = (out / "report.html").read_text()
+    assert "<code>catp eval --ratios 1/10</code>" in page and "`" not in page
+    assert "95% CI" in page and "p90" in page
+    per_doc = [(1, 2), (2, 2), (0, 4), (3, 3), (1, 5)] * 4
+    low, high = bootstrap_ci(per_doc)
+    assert low < sum(k for k, _ in per_doc) / sum(n for _, n in per_doc) < high and (low, high) == tuple(bootstrap_ci(per_doc))
+    assert spread([0.5, 1.0, 0.0, 0.25]) == {"min": 0.0, "p10": 0.0, "p50": 0.5, "p90": 1.0, "max": 1.0}

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from catp.commands.output import echo_text
 from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
 from catp.errors import CatpError
 
@@ -73,14 +74,14 @@ def ask_command(
         raise type(exc)(f"the answer above is incomplete: {exc}") from exc
     if show_pruned:
         typer.echo(f"--- pruned document ({result.prune.stats.output_tokens} tokens) ---", err=True)
-        typer.echo(result.prune.text, err=True)
+        echo_text(result.prune.text, err=True)
         typer.echo("--- end ---", err=True)
     if fmt is Format.json:
         typer.echo(result.model_dump_json(indent=2))
     elif printer is not None:
         out.write("\n")
     else:
-        typer.echo(result.answer)
+        echo_text(result.answer)
     if not quiet:
         for warning in result.warnings:
             typer.echo(f"catp: warning: {warning}", err=True)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from catp.commands.output import write_output
+from catp.commands.output import echo_text, write_output
 
 
 def decode_command(
@@ -25,7 +25,7 @@ def decode_command(
     if output and str(output) != "-":
         write_output(output, decoded.text)
     else:
-        typer.echo(decoded.text, nl=False)
+        echo_text(decoded.text, nl=False)
     if not quiet:
         for warning in decoded.warnings:
             typer.echo(f"catp: warning: {warning}", err=True)

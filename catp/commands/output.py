@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -39,3 +40,11 @@ def write_output(path: Path, text: str) -> None:
             raise
     except OSError as exc:
         raise CatpError(f"{path}: cannot write the output ({exc.strerror or exc})") from exc
+
+
+def echo_text(text: str, nl: bool = True, err: bool = False) -> None:
+    """Write document text to stdout (stderr with err) as it is. typer.echo removes ANSI escapes when the
+    stream is not a terminal, and the text would then differ from what the offsets index."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + ("\n" if nl else ""))
+    stream.flush()

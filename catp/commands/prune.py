@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from catp.commands.output import write_output
+from catp.commands.output import echo_text, write_output
 from catp.commands.scorer_options import (
     device_option,
     scorer_compile_option,
@@ -50,7 +50,7 @@ def _many(files: list[str]) -> bool:
 
 
 def prune_command(
-    files: list[str] = typer.Argument(..., help="Document to prune (text, PDF or DOCX), or - for stdin. Several "
+    files: list[str] = typer.Argument(..., help="Document to prune (text, Markdown, PDF, DOCX or HTML), or - for stdin. Several "
                                       "files, a folder, or a .jsonl/.parquet file (one document per line/row): "
                                       "one JSONL row per document, as `catp batch` writes them."),
     domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
@@ -108,9 +108,9 @@ def prune_command(
     else:
         rendered = result.text
     if output and str(output) != "-":  # - is stdout, as for batch
-        write_output(output, rendered + ("\n" if fmt is not Format.html else ""))
+        write_output(output, rendered + "\n")  # a text file ends with a newline, as stdout's does
     else:
-        typer.echo(rendered)
+        echo_text(rendered)
     if not quiet:
         for warning in result.warnings:
             typer.echo(f"catp: warning: {warning}", err=True)

@@ -11,14 +11,26 @@ import typer
 rules_app = typer.Typer(help="Check, test and explain rule sets.", no_args_is_help=True)
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
 def _load(paths: list[Path], domain: Optional[str]):
     from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, check_unique_ids, load_file
 
     if paths:
         loaded = [load_file(p) for p in paths]
-        common = load_file(builtin_path("common"))
+
+        def builtin(name: str) -> list:  # a built-in file given by path is that file, not a clash with itself
+            path = builtin_path(name)
+            return [] if any(_same_file(Path(p), path) for p in paths) else [load_file(path)]
+
+        common = builtin("common")
         for name in BUILTIN_DOMAINS:  # as `--rules` loads them with each domain: ids must not clash
-            check_unique_ids([common, load_file(builtin_path(name)), *loaded])
+            check_unique_ids([*common, *builtin(name), *loaded])
     else:
         names = ["common", domain] if domain else ["common", *BUILTIN_DOMAINS]
         loaded = [load_file(builtin_path(n)) for n in names]
@@ -38,11 +50,11 @@ def _compile(loaded) -> None:
 def lint_command(paths: list[Path] = typer.Argument(None, help="Rule files (default: the built-in ones)."),
                  strict: bool = typer.Option(False, help="Exit 1 on warnings too.")) -> None:
     """Validate rule files: schema, regexes, duplicate ids; warn on likely mistakes."""
-    from catp.rules.check import lint
+    from catp.rules.check import lint, tuned_fields_changed
 
     loaded = _load(paths or [], None)
     _compile(loaded)
-    problems = lint(loaded)
+    problems = lint(loaded) + (tuned_fields_changed(loaded) if paths else [])
     for p in problems:
         typer.echo(f"warning: {p}", err=True)
     n = sum(len(i.ruleset.rules) for i in loaded)
@@ -78,10 +90,27 @@ def test_command(paths: list[Path] = typer.Argument(None, help="Rule files (defa
         raise typer.Exit(1)
 
 
+@rules_app.command("list")
+def list_command(paths: list[Path] = typer.Option([], "--rules", help="Extra rule files."),
+                 domain: Optional[str] = typer.Option(None, "--domain", help="Only common and this built-in domain.")) -> None:
+    """List the rules: id, kind, category, priority, action and the file (with its line) that defines each."""
+    from rich.console import Console
+    from rich.table import Table
+
+    loaded = _load([], domain) + (_load(paths, None) if paths else [])
+    table = Table("id", "kind", "category", "priority", "action", "file", box=None, pad_edge=False)
+    for item in loaded:
+        for rule in item.ruleset.rules:
+            table.add_row(rule.id, rule.kind, rule.category, str(rule.priority), rule.action,
+                          f"{item.path}:{item.lines.get(rule.id, 0)}")
+    Console(width=200, soft_wrap=True).print(table)
+
+
 @rules_app.command("explain")
 def explain_command(rule_id: str = typer.Argument(..., help="A rule id, e.g. date.zh"),
-                    paths: list[Path] = typer.Option([], "--rules", help="Extra rule files.")) -> None:
-    """Show where a rule is defined and what it does."""
+                    paths: list[Path] = typer.Option([], "--rules", help="Extra rule files."),
+                    as_json: bool = typer.Option(False, "--json", help="The rule as JSON instead.")) -> None:
+    """Show where a rule is defined and what it does: its fields, pattern and examples."""
     from catp.errors import CatpError
 
     loaded = _load([], None) + (_load(paths, None) if paths else [])
@@ -89,10 +118,45 @@ def explain_command(rule_id: str = typer.Argument(..., help="A rule id, e.g. dat
     for item in loaded:
         for rule in item.ruleset.rules:
             if rule.id == rule_id:
-                typer.echo(f"{item.path}:{item.lines[rule.id]}")
-                typer.echo(json.dumps(rule.model_dump(), ensure_ascii=False, indent=2))
+                where = f"{item.path}:{item.lines[rule.id]}"
+                if as_json:
+                    typer.echo(where)
+                    typer.echo(json.dumps(rule.model_dump(), ensure_ascii=False, indent=2))
+                else:
+                    _print_rule(rule, where)
                 return
     raise CatpError(f"no rule with id {rule_id!r}")
+
+
+def _print_rule(rule, where: str) -> None:
+    """One rule as a readable table: the fields it sets (defaults and empty ones left out), then its examples."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    data = rule.model_dump(exclude_defaults=True)
+    examples = data.pop("examples", {}) or {}
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    table.add_row("rule", escape(rule.id))
+    table.add_row("defined in", escape(where))
+    for name in ("kind", "category", "priority", "action", "lang"):
+        value = getattr(rule, name, None)
+        table.add_row(name, escape(", ".join(value) if isinstance(value, list) else str(value)))
+        data.pop(name, None)
+    data.pop("id", None)
+    for name, value in data.items():
+        if value in (None, "", [], {}):
+            continue
+        if isinstance(value, list) and len(value) > 12:
+            value = [*value[:12], f"... {len(value) - 12} more"]
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        table.add_row(name, escape(text))
+    for name in ("match", "no_match"):
+        for text in examples.get(name, []):
+            table.add_row(f"example ({name.replace('_', ' ')})", escape(text))
+    Console(width=120, soft_wrap=False).print(table)
 
 
 @rules_app.command("policy")
