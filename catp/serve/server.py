@@ -18,6 +18,11 @@ class _Server(uvicorn.Server):
         super().__init__(config)
         self._settings = settings
 
+    def handle_exit(self, sig, frame) -> None:
+        """Stop gracefully, and exit 0 after: uvicorn would raise the signal again once stopped."""
+        super().handle_exit(sig, frame)
+        self._captured_signals.clear()
+
     async def startup(self, sockets=None) -> None:
         await super().startup(sockets)
         if self.started:
@@ -38,7 +43,9 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8100,
                             timeout_graceful_shutdown=GRACEFUL_S, lifespan="on", server_header=False)
     server = _Server(config, settings)
     server.run()
-    if not server.started:
+    if server.started:
+        log.warning("catp serve: stopped")
+    else:
         from catp.errors import CatpError
 
         raise CatpError(f"catp serve could not start on {host}:{port} (see the log above)")
