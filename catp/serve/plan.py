@@ -19,6 +19,7 @@ QUESTION_MAX_TOKENS = 256  # a last user message up to this long is a question
 FIT_ROUNDS = 3
 CLIENT_TTL_S = 60.0
 PRUNABLE_ROLES = ("user", "tool")
+WORKER_NICE = 5
 
 _settings: dict[str, Any] = {}
 _pruners: dict[tuple, Any] = {}
@@ -27,9 +28,14 @@ _clients: dict[str | None, tuple[Any, float]] = {}
 
 def init_worker(settings: dict[str, Any]) -> None:
     """Process pool initializer: keep the settings, load the default Pruner once."""
+    import os
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool; Ctrl-C must not kill jobs mid-way
+    try:
+        os.nice(WORKER_NICE)  # pruning yields the CPU to the event loop: /health is never late because of it
+    except OSError:
+        pass
     _settings.clear()
     _settings.update(settings)
     try:
