@@ -189,8 +189,8 @@ class Gateway:
             else:
                 count_body["prompt"] = job["prompt"]
             tokens = await self.upstream.count(count_body)
-            if tokens is not None and limit is not None and tokens <= limit:
-                return None
+            if tokens is None or limit is None or tokens <= limit:
+                return None  # fits; or the upstream cannot count it (e.g. an unknown model): it answers itself
             job["tokens_before"] = tokens
         return await self._run_plan(job)
 
