@@ -43,12 +43,14 @@ from benchmarks import corpora  # noqa: E402
 MAX_TOKENS = 16
 
 
-def documents(n: int, lo: int, hi: int) -> list[tuple[str, str]]:
+def documents(n: int, lo: int, hi: int, long: int | None = None, short: int = 2000) -> list[tuple[str, str]]:
+    """n documents; the first `long` (default: all) of lo..hi tokens, the others of `short` tokens."""
     with open(corpora.EVALS_DATA / "cuad.dev.jsonl", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
+    long = n if long is None else long
     out = []
     for i in range(n):
-        target = lo + (hi - lo) * i // max(1, n - 1)
+        target = lo + (hi - lo) * i // max(1, long - 1) if i < long else short
         start = (i * 7) % len(rows)
         parts = [r["text"] for r in rows[start:] + rows[:start]]
         questions = rows[start].get("questions") or []
@@ -205,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-tokens", type=int, default=30_000)
     ap.add_argument("--max-tokens", type=int, default=128_000)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--long", type=int, help="only this many clients send a long document; the others a "
+                                             "2,000-token one that fits (a mixed load); default: all")
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args(argv)
     import httpx
@@ -212,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
     load_before = os.getloadavg()
     t0 = time.perf_counter()
-    docs = documents(args.clients, args.min_tokens, args.max_tokens)
-    print(f"{len(docs)} documents of {args.min_tokens:,}-{args.max_tokens:,} Qwen tokens built in "
+    docs = documents(args.clients, args.min_tokens, args.max_tokens, args.long)
+    print(f"{len(docs)} documents ({args.long or args.clients} of {args.min_tokens:,}-{args.max_tokens:,} Qwen tokens) built in "
           f"{time.perf_counter() - t0:.0f}s", flush=True)
     upstream, model, stop_upstream = start_upstream(args.upstream, tmp)
     gateway = proc = None
@@ -238,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     before = metric(metrics, "catp_serve_prompt_tokens_before_total")
     figures = {
         "upstream": args.upstream, "clients": args.clients, "workers": args.workers,
-        "doc_tokens": [args.min_tokens, args.max_tokens],
+        "doc_tokens": [args.min_tokens, args.max_tokens], "long_clients": args.long or args.clients,
         "errors_gateway": len(via["errors"]), "errors_direct": len(direct["errors"]),
         "error_kinds": sorted(set(via["errors"]))[:5],
         "direct_p50_s": pct([x for x in direct["latencies"] if x], 50),
