@@ -14,7 +14,8 @@ contract's first question. Upstreams, started here on 127.0.0.1:
   its own small BPE), started as tests/conftest.py does (needs /opt/catp-vllm).
 Phases, one after the other: (1) the prompts are pruned here, in this process, exactly as a gateway worker
 prunes them (catp.serve.plan); (2) every client at once calls the upstream directly with its pruned prompt;
-(3) every client at once calls the gateway with the whole document, while /health is polled every 50 ms.
+(3) every client at once calls the gateway with the whole document, while /health is polled every 50 ms
+(from a process of its own).
 Added latency = gateway latency - direct latency, per document. Pruning throughput per worker = the
 gateway's prompt tokens before pruning / its summed prune seconds (catp_serve_* metrics).
 """
@@ -161,7 +162,6 @@ async def fire(base: str, model: str, bodies: list[list[dict]], health_url: str 
     errors: list[str] = []
     health: list[float] = []
     health_errors = 0
-    done = asyncio.Event()
 
     async def one(i: int) -> None:
         start = time.perf_counter()
@@ -172,28 +172,50 @@ async def fire(base: str, model: str, bodies: list[list[dict]], health_url: str 
         except Exception as exc:  # counted, with its kind
             errors.append(f"{type(exc).__name__}: {str(exc)[:120]}")
 
-    async def poll() -> None:
-        nonlocal health_errors
-        async with httpx.AsyncClient(timeout=10) as h:
-            while not done.is_set():
-                start = time.perf_counter()
-                try:
-                    ok = (await h.get(health_url)).status_code == 200
-                except httpx.HTTPError:
-                    ok = False
-                health.append(time.perf_counter() - start)
-                health_errors += not ok
-                await asyncio.sleep(0.05)
-
-    poller = asyncio.create_task(poll()) if health_url else None
+    poller = HealthPoller(health_url) if health_url else None
     wall = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(len(bodies))))
     wall = time.perf_counter() - wall
-    done.set()
     if poller:
-        await poller
+        health, health_errors = poller.stop()
     return {"latencies": latencies, "errors": errors, "health": health, "health_errors": health_errors,
             "wall_s": wall}
+
+
+def _poll(url: str, stop, out) -> None:
+    import httpx
+
+    times, errors = [], 0
+    with httpx.Client(timeout=10) as h:
+        while not stop.is_set():
+            start = time.perf_counter()
+            try:
+                ok = h.get(url).status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            times.append(time.perf_counter() - start)
+            errors += not ok
+            time.sleep(0.05)
+    out.put((times, errors))
+
+
+class HealthPoller:
+    """GET /health every 50 ms from a process of its own, so that the clients' event loop (building
+    MB-sized JSON bodies) does not delay the measurement."""
+
+    def __init__(self, url: str) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self._stop, self._out = ctx.Event(), ctx.Queue()
+        self._proc = ctx.Process(target=_poll, args=(url, self._stop, self._out), daemon=True)
+        self._proc.start()
+
+    def stop(self) -> tuple[list[float], int]:
+        self._stop.set()
+        result = self._out.get(timeout=60)
+        self._proc.join(timeout=30)
+        return result
 
 
 def metric(text: str, name: str) -> float:
