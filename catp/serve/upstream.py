@@ -18,6 +18,11 @@ HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "content-length"
                "date", "te", "trailer", "upgrade", "proxy-authenticate", "proxy-authorization"}
 
 
+KEEPALIVE_S = 4.0
+# errors of a kept-alive connection the upstream closed under the request: sent once more on a fresh one
+_STALE_CONNECTION = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
+
 class EngineFacts:
     def __init__(self, cards: list[ModelCard], kv: KvCache | None, fetched: float) -> None:
         self.cards, self.kv, self.fetched = cards, kv, fetched
@@ -44,7 +49,10 @@ class Upstream:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         timeout = httpx.Timeout(connect=connect_timeout, read=read_timeout, write=read_timeout,
                                 pool=connect_timeout)
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        # idle connections are dropped before the upstream's own keep-alive timeout (uvicorn's and vLLM's: 5 s),
+        # so a request is not sent on a connection the upstream is closing
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
+                              keepalive_expiry=KEEPALIVE_S)
         self.http = httpx.AsyncClient(timeout=timeout, limits=limits, headers=headers, trust_env=False)
         self.connect_timeout = connect_timeout
         self.facts_ttl = facts_ttl
@@ -60,9 +68,12 @@ class Upstream:
         url = self.root + path
         headers = {"content-type": "application/json", "accept-encoding": "identity"} if content is not None \
             else {"accept-encoding": "identity"}
+        request = self.http.build_request(method, url, content=content, headers=headers)
         try:
-            return await self.http.send(self.http.build_request(method, url, content=content, headers=headers),
-                                        stream=stream)
+            try:
+                return await self.http.send(request, stream=stream)
+            except _STALE_CONNECTION:  # before any reply: once more, on a new connection
+                return await self.http.send(request, stream=stream)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise ApiError(502, f"the upstream {self.root} cannot be reached ({type(exc).__name__})",
                            code="upstream_unreachable") from None
