@@ -35,9 +35,10 @@ EXTRAS = {
     "lm": ("torch", "transformers", "safetensors", "huggingface_hub"),
     "ray": ("ray",),
     "parquet": ("pyarrow",),
+    "serve": ("starlette", "uvicorn", "prometheus_client"),
 }
 
-COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch", "decode")
+COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch", "decode", "serve")
 
 
 def _register_commands() -> None:
