@@ -29,9 +29,10 @@ class UnitView:
 
 class CatpMethod:
     def __init__(self, name: str = "catp", *, domain: str | None = None, rules: tuple[str, ...] = (),
-                 scorer: str = "lexical", tokenizer: str | None = None) -> None:
+                 scorer: str = "lexical", tokenizer: str | None = None, scorer_options: dict | None = None) -> None:
         self.name = name
         self.domain, self.rules, self.scorer, self.tokenizer = domain, rules, scorer, tokenizer
+        self.scorer_options = dict(scorer_options or {})
         self._pruners: dict[str, object] = {}
         self._warm: set = set()
 
@@ -40,8 +41,19 @@ class CatpMethod:
 
         key = self.domain or domain
         if key not in self._pruners:
-            self._pruners[key] = Pruner(domain=key, rules=self.rules, tokenizer=self.tokenizer, scorer=self.scorer)
+            self._pruners[key] = Pruner(domain=key, rules=self.rules, tokenizer=self.tokenizer,
+                                        scorer=self._shared_scorer())
         return self._pruners[key]
+
+    def _shared_scorer(self):
+        """One scorer for every domain's Pruner: an LM is loaded once per process."""
+        if self.scorer == "lexical" and not self.scorer_options:
+            return self.scorer
+        if not hasattr(self, "_scorer"):
+            from catp.scoring.registry import build_scorer
+
+            self._scorer = build_scorer(self.scorer, **self.scorer_options)
+        return self._scorer
 
     @property
     def counter(self):

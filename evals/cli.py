@@ -31,6 +31,10 @@ def eval_command(
     question_aware: bool = typer.Option(False, "--question-aware", help="Also prune once per question with prune(question=...)."),
     out: Path = typer.Option(Path("evals-report"), "--out", help="Report folder."),
     scorer: str = typer.Option("lexical", help="catp scorer name."),
+    scorer_model: Optional[str] = typer.Option(None, "--scorer-model", help="LM scorer model: HF id, folder or .gguf file."),
+    scorer_sha256: Optional[Path] = typer.Option(None, "--scorer-sha256", help="sha256 manifest (or a .gguf's digest) checked before loading."),
+    scorer_max_tokens: Optional[int] = typer.Option(None, "--scorer-max-tokens", help="Bound on tokens the LM scores per document."),
+    device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
     tokenizer: Optional[str] = typer.Option(None, help="Tokenizer (default: bundled Qwen BPE)."),
     baselines: str = typer.Option("head,middle-out,random,llmlingua2", help="Comma list of baselines ('' for none): head, middle-out, random, llmlingua2, oracle (reads the gold: a reference)."),
     jobs: int = typer.Option(0, "--jobs", help="Worker processes (0: one per core)."),
@@ -44,6 +48,7 @@ def eval_command(
     cache: Optional[Path] = typer.Option(None, "--cache", help="Cache folder for extracted values (default ~/.cache/catp/evals)."),
 ) -> None:
     """Measure what survives pruning: gold kept, size, latency, values, questions; vs baselines."""
+    from catp.commands.scorer_options import scorer_options
     from evals.main import EvalOptions, run_eval
 
     all_paths = [*(paths or []), *(data or [])]
@@ -55,6 +60,7 @@ def eval_command(
     options = EvalOptions(
         paths=all_paths, domain=domain, rules=list(rules or []), against=list(against or []), ratios=ratios,
         budgets=budgets, size=size, question_aware=question_aware, out=out, scorer=scorer, tokenizer=tokenizer,
+        scorer_options=scorer_options(scorer_model, None, scorer_sha256, scorer_max_tokens, device, None, scorer=scorer),
         baselines=baselines, jobs=jobs or os.cpu_count() or 1, limit=limit, seed=seed, values=values,
         failures=failures, items=items, rule_report=rule_report, update_docs=update_docs,
         cache=cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "catp" / "evals",

@@ -28,6 +28,7 @@ class EvalOptions:
     size: str = "tokens"
     question_aware: bool = False
     scorer: str = "lexical"
+    scorer_options: dict = field(default_factory=dict)  # model, sha256, max_tokens, device
     tokenizer: str | None = None
     baselines: str = ",".join(BASELINES)
     jobs: int = 1
@@ -74,6 +75,7 @@ def build_config(opts: EvalOptions) -> RunConfig:
         variants = [(a, tuple(str(p) for p in opts.rules)), (b, tuple(str(p) for p in against))]
     return RunConfig(budgets=budgets, unit=opts.size, baselines=tuple(names), catp_variants=tuple(variants),
                      domain=opts.domain, scorer=opts.scorer, tokenizer=opts.tokenizer,
+                     scorer_options=tuple(sorted(opts.scorer_options.items())),
                      question_aware=opts.question_aware, values=opts.values, rule_report=opts.rule_report,
                      seed=opts.seed,
                      cache_dir=str(opts.cache) if opts.cache else None)
@@ -91,7 +93,8 @@ def check_catp(config: RunConfig, domains: set[str]) -> None:
     from evals.catp_method import CatpMethod
 
     for name, rules in config.catp_variants:
-        method = CatpMethod(name, domain=config.domain, rules=rules, scorer=config.scorer, tokenizer=config.tokenizer)
+        method = CatpMethod(name, domain=config.domain, rules=rules, scorer=config.scorer, tokenizer=config.tokenizer,
+                            scorer_options=dict(config.scorer_options))
         for domain in sorted(domains):
             method.pruner(domain)
 
@@ -137,7 +140,7 @@ def run_eval(opts: EvalOptions, started: float | None = None) -> dict:
                 for s in sets}
     payload = {
         "config": {"command": opts.command, "size": config.unit, "budgets": [b.label for b in config.budgets],
-                   "scorer": config.scorer, "domain": config.domain, "rules": [str(p) for p in opts.rules],
+                   "scorer": config.scorer, "scorer_options": dict(config.scorer_options), "domain": config.domain, "rules": [str(p) for p in opts.rules],
                    "against": [str(p) for p in opts.against], "tokenizer": _tokenizer_name(config),
                    "seed": config.seed, "jobs": opts.jobs, "limit": opts.limit,
                    "question_aware": config.question_aware, "baselines": list(config.baselines)},

@@ -72,6 +72,7 @@ class RunConfig:
     catp_variants: tuple[tuple[str, tuple[str, ...]], ...] = (("catp", ()),)  # (name, rule files)
     domain: str | None = None
     scorer: str = "lexical"
+    scorer_options: tuple[tuple[str, object], ...] = ()  # (name, value) pairs for the LM scorer
     tokenizer: str | None = None
     question_aware: bool = False
     values: bool = True
@@ -117,7 +118,8 @@ class Worker:
         self.config = config
         self.counter = load_token_counter(config.tokenizer)
         self.catp = [CatpMethod(name, domain=config.domain, rules=rules, scorer=config.scorer,
-                                tokenizer=config.tokenizer) for name, rules in config.catp_variants]
+                                tokenizer=config.tokenizer, scorer_options=dict(config.scorer_options))
+                     for name, rules in config.catp_variants]
         self.baselines, self.skipped = build_baselines(list(config.baselines), seed=config.seed)
 
     def run(self, set_name: str, index: int, doc: EvalDoc, every_loss: bool = False) -> DocResult:

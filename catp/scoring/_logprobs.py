@@ -176,6 +176,16 @@ def unit_token_ranges(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[
     return out
 
 
+def leading_special_token(tokenizer) -> int | None:
+    """The token the tokenizer puts before every text (Gemma's <bos>), or None (Qwen adds none).
+    A model trained so sees it at position 0 of every sequence; without it Gemma's surprisal is off."""
+    plain = list(tokenizer.encode("a", add_special_tokens=False).ids)
+    full = list(tokenizer.encode("a", add_special_tokens=True).ids)
+    if len(full) > len(plain) and full[1:len(plain) + 1] == plain:
+        return int(full[0])
+    return None
+
+
 def aggregate(values: Sequence[float], how: str) -> float:
     return max(values) if how == "max" else math.fsum(values) / len(values)
 

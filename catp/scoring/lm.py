@@ -28,6 +28,7 @@ from catp.scoring._logprobs import (
     SelfInformationScorer,
     Window,
     even_batches,
+    leading_special_token,
     needed_ranges,
     plan_lanes,
     split_options,
@@ -130,6 +131,7 @@ class LMScorer(SelfInformationScorer):
             tokenizer = tokenizer or load_tokenizer(folder)
             self.model = self._load(folder, transformers)
         self.tokenizer = tokenizer
+        self.bos_id = leading_special_token(tokenizer)  # Gemma: every row it is fed starts with <bos>
         self.model.eval().requires_grad_(False)
         cfg = self.model.config
         for attr in ("final_logit_softcapping", "logit_scale", "output_multiplier_scale"):
@@ -199,6 +201,8 @@ class LMScorer(SelfInformationScorer):
         if value not in ENGINES:
             raise ModelError(f"scorer engine must be one of {', '.join(ENGINES)}; got {engine!r}")
         reason = unsupported_reason(self.model)
+        if reason is None and self.bos_id is not None:
+            reason = "its tokenizer starts every sequence with a BOS token, which the own decoder does not add"
         if value == "auto":
             return "lanes" if self.device.type == "cuda" and reason is None else "hf"
         if value != "hf" and reason is not None:
@@ -245,6 +249,8 @@ class LMScorer(SelfInformationScorer):
         ids_dev = torch.from_numpy(_id_array(ids)).to(dev)
         out = torch.full((n,), math.nan, dtype=torch.float32, device=dev)
         length = windows[0].end - windows[0].start
+        lead = int(self.bos_id is not None)  # a BOS column before each window
+        width = length + lead
         starts = [a for a, _ in needed]
         arange = torch.arange(length, device=dev)
         for batch in even_batches(windows, max(1, self.batch_tokens // length)):
@@ -253,10 +259,12 @@ class LMScorer(SelfInformationScorer):
                 for lo, hi in needed_ranges(needed, starts, w.score_from, w.end):
                     r = torch.arange(lo, hi)
                     pos_parts.append(r)
-                    flat_parts.append(r + (b * length - w.start - 1))
+                    flat_parts.append(r + (b * width - w.start - 1 + lead))
             if not pos_parts:
                 continue
             rows = ids_dev[torch.as_tensor([w.start for w in batch], device=dev)[:, None] + arange]
+            if lead:
+                rows = torch.cat([torch.full((len(batch), 1), self.bos_id, dtype=rows.dtype, device=dev), rows], 1)
             pos = torch.cat(pos_parts).to(dev)
             out[pos] = self._forward_nll(rows, torch.cat(flat_parts).to(dev), ids_dev[pos])
         return out.cpu().tolist()  # the one sync: batches above queue up without waiting
@@ -305,6 +313,9 @@ class LMScorer(SelfInformationScorer):
 
     def _nll_sequences(self, seqs, measure_from) -> list[float]:
         torch = _import_torch()[0]
+        if self.bos_id is not None:
+            seqs = [[self.bos_id, *s] for s in seqs]
+            measure_from = [m + 1 for m in measure_from]
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         means: list[float] = [0.0] * len(seqs)
         i = 0

@@ -1,6 +1,7 @@
 """Where a scorer's model comes from, and whether it may be loaded.
 
-* `model` is a local folder or a Hugging Face id. Offline first: the local
+* `model` is a local folder, a Hugging Face id or a .gguf file (converted once
+  and cached by `catp.scoring.gguf`). Offline first: the local
   cache is tried before the network, and with HF_HUB_OFFLINE set (or
   allow_download=False) only local files are used.
 * Weights must be safetensors; pickle formats (.bin, .pt, .pth, .ckpt, .pkl)
@@ -33,6 +34,12 @@ _TRUE = {"1", "on", "yes", "true"}
 _HUB_ID = re.compile(r"^[A-Za-z0-9_-][\w.-]*(/[A-Za-z0-9_-][\w.-]*)?$")
 
 
+def is_gguf(model: object) -> bool:
+    """True when `model` names a .gguf file (catp.scoring.gguf converts it)."""
+    text = str(model)
+    return text.lower().endswith(".gguf") and Path(text).expanduser().is_file()
+
+
 def hub_offline() -> bool:
     """HF_HUB_OFFLINE read now (huggingface_hub reads it once, at import)."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE
@@ -51,6 +58,10 @@ def resolve_model(model: str, *, allow_download: bool | None = None, tokenizer_o
     path = Path(model).expanduser()
     if path.is_dir():
         return path
+    if is_gguf(path):  # converted once, cached: a model folder
+        from catp.scoring.gguf import gguf_folder
+
+        return gguf_folder(path)
     if path.exists():
         raise ModelError(f"scorer model {model} is a file, not a model folder")
     if not _HUB_ID.match(model):
@@ -149,7 +160,15 @@ def verify_manifest(folder: Path, manifest: str | Path) -> list[str]:
 
 def prepare_model(model: str, *, sha256: str | Path | None = None,
                   allow_download: bool | None = None) -> Path:
-    """Resolve, refuse pickles, check the manifest: the folder that may now be loaded."""
+    """Resolve, refuse pickles, check the manifest: the folder that may now be loaded.
+    A .gguf file is checked against `sha256` (a digest or a manifest naming it) before its
+    conversion is used (catp.scoring.gguf)."""
+    if is_gguf(model):
+        from catp.scoring.gguf import gguf_folder
+
+        folder = gguf_folder(model, sha256=sha256)
+        check_weights(folder)
+        return folder
     folder = resolve_model(model, allow_download=allow_download)
     check_weights(folder)
     if sha256:
