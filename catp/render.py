@@ -59,7 +59,8 @@ LOST_SHOWN = 5  # key sections and facts a warning names; dropped_protected list
 def dropped_warning(doc: Document, kept: list[bool], dropped: list[DroppedProtected], budget: int) -> str:
     """The warning for protected spans the budget forced out: what matters first. The key sections
     (policy.key_sections of weight 1 or more) of which nothing was kept, then what was lost from key sections:
-    facts (FACT_CATEGORIES) first, heavier sections and higher priorities first; with no key sections, the lost spans' counts per category."""
+    facts (FACT_CATEGORIES) first, heavier sections and higher priorities first, one from each section before
+    a second from any; with no key sections, the lost spans' counts per category."""
     head = f"the budget of {budget} tokens forced out {len(dropped)} protected spans"
     tail = "dropped_protected lists each with its rule (catp prune or ask --format json)"
     key = [s for s in doc.key_sections if s.weight >= 1.0]  # lighter types mark routine text
@@ -97,14 +98,15 @@ def dropped_warning(doc: Document, kept: list[bool], dropped: list[DroppedProtec
                                     pair[0].start))  # facts (amounts, dates, diagnoses ...) before clauses
         seen: set[str] = set()
         named = []
-        for d, s in lost:
-            words = " ".join(d.text.split())
-            if words in seen:
-                continue
-            seen.add(words)
-            named.append(f"{words[:40]!r} ({d.category}, {s.name})")
-            if len(named) == LOST_SHOWN:
-                break
+        sections_named: set[int] = set()
+        for spread in (True, False):  # one from each key section first, then the next ones in order
+            for d, s in lost:
+                words = " ".join(d.text.split())
+                if words in seen or len(named) == LOST_SHOWN or (spread and s.first in sections_named):
+                    continue
+                seen.add(words)
+                sections_named.add(s.first)
+                named.append(f"{words[:40]!r} ({d.category}, {s.name})")
         parts.append(f"{len(lost)} of them from key sections, first {', '.join(named)}")
     return "; ".join(parts) + "; " + tail
 
