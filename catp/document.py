@@ -116,6 +116,7 @@ class Document:
     scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
     decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    key_sections: list = field(default_factory=list)  # catp.select.coverage.KeySectionFound, by first unit
     input_tokens: int = 0
     budget: int = 0
     started: float = 0.0  # perf_counter() when pruning began

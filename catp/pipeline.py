@@ -18,7 +18,7 @@ from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, has_lone_surro
 from catp.detect import detect_domain, detect_langs
 from catp.document import Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
-from catp.render import extract_text, kept_spans, protected_report
+from catp.render import dropped_warning, extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
 from catp.rules.guard import pruning
 from catp.rules.loader import LoadedRuleSet, load_rule_files, resolve, rule_files
@@ -29,6 +29,7 @@ from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.scoring.registry import build_scorer
 from catp.segment import segment
 from catp.select import drop_bare_runs, question_first, runs, select
+from catp.select.coverage import find_key_sections
 from catp.tokens import TokenCounter, load_token_counter
 
 DEFAULT_GAP_MARKER = " … "
@@ -208,6 +209,7 @@ class Pruner:
             annotate(doc, self.registry(domain), token_starts, langs=langs, regex_timeout=self.regex_timeout,
                      whole_span_chars=policy.whole_span_chars, category_weights=policy.category_weights)
             _cost_units(doc, token_starts, self._marker_merge)
+            doc.key_sections = find_key_sections(doc, policy)
             doc.token_starts = token_starts
             index_terms(doc)
             cached = (text, doc, len(token_starts))
@@ -217,7 +219,8 @@ class Pruner:
                        spans=base.spans, unit_priority=base.unit_priority, unit_rules=base.unit_rules,
                        unit_deleted=base.unit_deleted, unit_boost=base.unit_boost, unit_value=base.unit_value,
                        unit_group=base.unit_group, token_starts=base.token_starts, unit_terms=base.unit_terms,
-                       unit_term_sets=base.unit_term_sets, term_weight=base.term_weight, warnings=list(base.warnings))
+                       unit_term_sets=base.unit_term_sets, term_weight=base.term_weight, warnings=list(base.warnings),
+                       key_sections=base.key_sections)
         return doc, n_tokens
 
     def _budget(self, input_tokens: int, budget: int | None, ratio: float | str | None) -> int:
@@ -278,13 +281,7 @@ class Pruner:
         dropped, per_category = protected_report(doc, spans)
         warnings = list(doc.warnings)
         if dropped:
-            cats = {}
-            for d in dropped:
-                cats[d.category] = cats.get(d.category, 0) + 1
-            summary = ", ".join(f"{c}: {n}" for c, n in sorted(cats.items()))
-            warnings.append(f"the budget of {budget} tokens forced out {len(dropped)} protected spans ({summary}): "
-                            "facts the rules protect that did not fit; dropped_protected lists each with its "
-                            "rule (catp prune or ask --format json)")
+            warnings.append(dropped_warning(doc, kept, dropped, budget))
         if not text and doc.text.strip():
             warnings.append(empty_output_warning(doc, budget))
         output_tokens = self.tokens.count(text)

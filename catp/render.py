@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import html
+from bisect import bisect_right
 from collections import defaultdict
 
 from catp.document import Action, Document
 from catp.result import DroppedProtected, KeptSpan, PruneResult
-from catp.select import runs
+from catp.select import FACT_CATEGORIES, runs
 
 
 def kept_spans(doc: Document, kept: list[bool]) -> list[KeptSpan]:
@@ -50,6 +51,64 @@ def protected_report(doc: Document, spans: list[KeptSpan]) -> tuple[list[Dropped
                                             category=span.category, rule_id=span.rule_id,
                                             priority=span.priority))
     return dropped, dict(sorted(per_category.items()))
+
+
+LOST_SHOWN = 5  # key sections and facts a warning names; dropped_protected lists them all
+
+
+def dropped_warning(doc: Document, kept: list[bool], dropped: list[DroppedProtected], budget: int) -> str:
+    """The warning for protected spans the budget forced out: what matters first. The key sections
+    (policy.key_sections of weight 1 or more) of which nothing was kept, then what was lost from key sections:
+    facts (FACT_CATEGORIES) first, heavier sections and higher priorities first, one from each section before
+    a second from any; with no key sections, the lost spans' counts per category."""
+    head = f"the budget of {budget} tokens forced out {len(dropped)} protected spans"
+    tail = "dropped_protected lists each with its rule (catp prune or ask --format json)"
+    key = [s for s in doc.key_sections if s.weight >= 1.0]  # lighter types mark routine text
+    if not key:
+        cats: dict[str, int] = defaultdict(int)
+        for d in dropped:
+            cats[d.category] += 1
+        summary = ", ".join(f"{c}: {n}" for c, n in sorted(cats.items()))
+        return f"{head} ({summary}): facts the rules protect that did not fit; {tail}"
+    text, units = doc.text, doc.units
+
+    def title(s) -> str:
+        words = " ".join(text[units[s.title].start : units[s.title].end].split())
+        return words if len(words) <= 40 else words[:39] + "…"
+
+    parts = [head]
+    missing = [s for s in key if not any(kept[s.first : s.end])]
+    if missing:
+        shown = "; ".join(f"{s.name} ({title(s)!r})" for s in missing[:LOST_SHOWN])
+        more = f" and {len(missing) - LOST_SHOWN} more" if len(missing) > LOST_SHOWN else ""
+        parts.append(f"key sections with nothing kept: {shown}{more}")
+    starts = [u.start for u in units]
+
+    def section_of(d: DroppedProtected):
+        i = bisect_right(starts, d.start) - 1
+        inner = None
+        for s in key:  # by first unit: the last that holds i is the innermost
+            if s.first <= i < s.end:
+                inner = s
+        return inner
+
+    lost = [(d, s) for d in dropped if (s := section_of(d)) is not None]
+    if lost:
+        lost.sort(key=lambda pair: (pair[0].category not in FACT_CATEGORIES, -pair[1].weight, -pair[0].priority,
+                                    pair[0].start))  # facts (amounts, dates, diagnoses ...) before clauses
+        seen: set[str] = set()
+        named = []
+        sections_named: set[int] = set()
+        for spread in (True, False):  # one from each key section first, then the next ones in order
+            for d, s in lost:
+                words = " ".join(d.text.split())
+                if words in seen or len(named) == LOST_SHOWN or (spread and s.first in sections_named):
+                    continue
+                seen.add(words)
+                sections_named.add(s.first)
+                named.append(f"{words[:40]!r} ({d.category}, {s.name})")
+        parts.append(f"{len(lost)} of them from key sections, first {', '.join(named)}")
+    return "; ".join(parts) + "; " + tail
 
 
 def to_html(doc: Document, result: PruneResult) -> str:

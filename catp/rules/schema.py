@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
+import regex
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 Lang = Literal["en", "zh"]
@@ -16,6 +17,15 @@ def _none_blank(values: list[str], info: ValidationInfo) -> list[str]:
     if any(not v.strip() for v in values):
         raise ValueError(f"{info.field_name} must not be blank")
     return values
+
+
+def _compiled(pattern: str) -> str:
+    """The pattern, once the regex module compiles it (a ValueError naming the error otherwise)."""
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+    return pattern
 
 
 Words = Annotated[list[str], AfterValidator(_none_blank)]  # phrases, pos anchors, detect keywords
@@ -130,6 +140,24 @@ class Detection(BaseModel):
     keywords: Words = Field(default_factory=list)
 
 
+class KeySection(BaseModel):
+    """A section type an expert reads first (fees, liability; 诊断, 出院医嘱; results, guidance): found by a
+    heading, or by a line's opening words (SelectionPolicy.section_label), that `pattern` matches."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, description="regex searched in a heading's text or a line's opening "
+                         "label (zh and en variants as alternatives)")
+    flags: list[Flag] = Field(default_factory=lambda: ["IGNORECASE"])
+    weight: float = Field(2.0, ge=0, le=100, description="the value of the section's units times this; the "
+                          "heavier key sections are covered first")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        return _compiled(pattern)
+
+
 class SelectionPolicy(BaseModel):
     """How selection weighs what fills the budget, for one language. A field a later rule set
     gives overrides the same field of an earlier one (common, then the domain, then --rules)."""
@@ -179,6 +207,27 @@ class SelectionPolicy(BaseModel):
                                                "listed; 0: the category marks no fact in this language); a "
                                                "discount span's units' facts times its category's weight")
 
+    key_sections: dict[str, KeySection] = Field(default_factory=dict, description="section types by name: "
+                                                "their units' value times the type's weight, and with "
+                                                "coverage_share each one present gets its heading and best unit "
+                                                "before the fill; a later rule set's entry replaces the same name's")
+    section_label: str = Field("", description="regex for a line's opening label, a section without a heading "
+                               "('5.1 Upfront Licence Fee.', '出院诊断：'): its group 'label' (else the match) is "
+                               "what key_sections' patterns search; empty: headings only")
+    coverage_share: float = Field(0.0, ge=0, le=1, description="the share of the budget that covering the key "
+                                  "sections (each one's heading and most valuable unit, heaviest first) may take "
+                                  "before value per token fills the rest; 0: no coverage step")
+    coverage_min_tokens: int = Field(0, ge=0, le=1_000_000, description="no coverage step under this budget: "
+                                     "in a few dozen tokens a heading and its gap marker cost more than a clause")
+    coverage_facts: bool = Field(False, description="after each key section's heading and best unit, coverage "
+                                 "also takes the units holding facts (amounts, dates, names, diagnoses, drugs ...) "
+                                 "in key sections, densest first, one section's at a time, within coverage_share")
+
+    @field_validator("section_label")
+    @classmethod
+    def _label_compiles(cls, pattern: str) -> str:
+        return _compiled(pattern) if pattern else pattern
+
     @field_validator("category_weights")
     @classmethod
     def _weights_are_finite(cls, weights: dict[str, float]) -> dict[str, float]:
@@ -205,7 +254,11 @@ def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
     for ruleset in rulesets:
         policy = ruleset.selection.get(lang)
         if policy is not None:
-            fields.update({name: getattr(policy, name) for name in policy.model_fields_set})
+            for name in policy.model_fields_set:
+                if name == "key_sections":  # merged by name: a later rule set adds types or replaces one
+                    fields[name] = {**fields.get(name, {}), **policy.key_sections}
+                else:
+                    fields[name] = getattr(policy, name)
     return SelectionPolicy(**fields)
 
 

@@ -6,6 +6,7 @@ tables.py   the table rows' factors (table_* policy fields) and a table's intro 
 ranking.py  value per token: `rank` before any take, `make_density` as the greedy goes (novelty, joins)
 budget.py   what kept units cost (runs, gap markers, edges): `estimate`, `Taker`, `fill` in a given order
 greedy.py   `select` / `fill_by_value`: the lazy greedy, with units that cannot fit set aside
+coverage.py key sections (key_sections): found by heading or label, weighted, covered before the greedy
 question.py `question_first`: with a question, the relevant units and their context first, then the greedy
 """
 

@@ -8,13 +8,17 @@ import heapq
 from catp.document import Document
 from catp.rules.schema import SelectionPolicy
 from catp.select.budget import Selection, Taker
-from catp.select.ranking import make_density, said_texts
+from catp.select.coverage import cover
+from catp.select.ranking import make_density, said_texts, unit_density
 from catp.select.value import DEFAULT_POLICY
 
 
 def select(doc: Document, budget: int, gap_tokens: int, policy: SelectionPolicy = DEFAULT_POLICY) -> Selection:
-    """The units to keep within `budget` tokens: fill_by_value from an empty selection."""
+    """The units to keep within `budget` tokens: the key sections covered first (coverage.cover, when the
+    policy sets coverage_share), then fill_by_value."""
     selection = Selection([False] * len(doc.units))
+    if policy.coverage_share and doc.key_sections:
+        cover(doc, budget, gap_tokens, selection, policy, unit_density(doc, gap_tokens, policy))
     fill_by_value(doc, budget, gap_tokens, selection, policy)
     return selection
 

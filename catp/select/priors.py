@@ -8,6 +8,7 @@ import math
 
 from catp.document import Document, UnitKind
 from catp.rules.schema import SelectionPolicy
+from catp.select.coverage import section_weights
 from catp.select.tables import table_intros, table_lead
 from catp.select.value import DEFAULT_POLICY, value_of
 
@@ -106,7 +107,10 @@ def long_span_factor(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) ->
 
 
 def unit_priors(doc: Document, policy: SelectionPolicy) -> list[float]:
-    """Every prior, per unit: section_lead, times long_span_factor where whole_span_tokens is set."""
+    """Every prior, per unit: section_lead, times long_span_factor where whole_span_tokens is set, times the
+    weight of the key section holding it (coverage.section_weights)."""
     lead = section_lead(doc, policy)
-    factor = long_span_factor(doc, policy)
-    return lead if factor is None else [a * b for a, b in zip(lead, factor)]
+    for factor in (long_span_factor(doc, policy), section_weights(doc)):
+        if factor is not None:
+            lead = [a * b for a, b in zip(lead, factor)]
+    return lead

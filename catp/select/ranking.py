@@ -24,6 +24,13 @@ def rank(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_P
     return sorted((i for i in range(len(doc.units)) if not doc.unit_deleted[i]), key=key)
 
 
+def unit_density(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float]:
+    """Per unit, rank's value per token before any take (0 for deleted units)."""
+    lead = unit_priors(doc, policy)
+    return [0.0 if doc.unit_deleted[i] else value_of(doc, i, doc.scores.get(i, 0.0), policy.information_weight)
+            * lead[i] / (max(u.tokens, 1) + gap_tokens) for i, u in enumerate(doc.units)]
+
+
 def said_texts(doc: Document) -> list[str]:
     """Each unit's text, whitespace-normalised: a page footer or a repeated line says the same each time."""
     text = doc.text
