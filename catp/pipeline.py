@@ -13,6 +13,7 @@ from fractions import Fraction
 from numbers import Integral
 from pathlib import Path
 
+from catp.arguments import positive_timeout
 from catp.annotate import annotate
 from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, has_lone_surrogates, read_input
 from catp.detect import detect_domain, detect_langs
@@ -58,7 +59,7 @@ class Pruner:
     TokenCounter; None is Qwen's BPE. scorer: "lexical" (default), "lm", "vllm", "auto" or a Scorer,
     with `scorer_options` for it (model, url, device, ...). gap_marker: put between non-adjacent kept
     pieces (counted in the budget). cue_window_tokens: tokens kept after but/however/但是 (1-4096).
-    regex_timeout: CPU seconds per rule and document. question_share: with a question, the share of
+    regex_timeout: CPU seconds per rule and document (None or inf: no timeout). question_share: with a question, the share of
     the budget the most relevant units take first.
 
     Raises RuleError (bad rule file or domain), TokenizerError, ModelError or CatpError (bad scorer,
@@ -86,7 +87,7 @@ class Pruner:
         self.gap_marker = gap_marker
         self.gap_tokens = self.tokens.count(gap_marker)
         self.cue_window_tokens = cue_window_tokens
-        self.regex_timeout = regex_timeout
+        self.regex_timeout = positive_timeout("regex_timeout", regex_timeout)
         self.question_share = question_share
         self._registries: dict[str, RuleRegistry] = {}
         self._policies: dict[tuple[str, str], SelectionPolicy] = {}

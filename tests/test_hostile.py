@@ -35,3 +35,55 @@ def test_pos_rules_match_text_past_spacys_max_length(shape):
     assert len(matched) == 25_000
     assert text[matched[0][0]:matched[0][1]] .startswith("pay the")
     assert text[matched[-1][0]:matched[-1][1]] .startswith("pay the")
+
+
+# -- 8. regex_timeout: inf, huge, nan, <= 0 -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def legal_pruner():
+    from catp.pipeline import Pruner
+
+    return Pruner(domain="legal")
+
+
+@pytest.mark.parametrize("timeout", [float("inf"), 1e13, 1e300, None, 1e6])
+def test_an_endless_or_huge_regex_timeout_is_no_timeout(timeout, legal_pruner):
+    """setitimer and regex's timeout= overflow past ~1e13 s: regex timed out at once and Guard.scan retried
+    forever. Now inf, None and any timeout past 1e6 s mean no timeout, and the output is the default's."""
+    from catp.pipeline import Pruner
+
+    text = "ARTICLE 7 FEES\nThe Licensee shall pay the fee of $5,000 to the Licensor by March 5, 2024. " * 20
+    result = Pruner(domain="legal", regex_timeout=timeout).prune(text, ratio="1/4")
+    assert result.text == legal_pruner.prune(text, ratio="1/4").text
+    assert not any("timeout" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), 0, -1, "2", True])
+def test_a_bad_regex_timeout_is_a_catp_error(timeout):
+    from catp.pipeline import Pruner
+
+    with pytest.raises(CatpError, match="regex_timeout"):
+        Pruner(domain="legal", regex_timeout=timeout)
+
+
+def test_guard_retries_a_timed_out_scan_once_at_most():
+    """Guard.scan ran a scan again for as long as it raised TimeoutError with CPU time left: a bound now."""
+    from catp.rules.guard import Guard
+
+    calls = []
+
+    def run(concurrent):
+        calls.append(concurrent)
+        raise TimeoutError("regex timed out")
+
+    def in_a_thread():  # off the main thread: no CPU timer, regex's timeout= and the retry
+        with Guard(1000.0) as guard, pytest.raises(TimeoutError):
+            guard.scan(run)
+
+    import threading
+
+    thread = threading.Thread(target=in_a_thread, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert calls == [True, False]
