@@ -121,23 +121,20 @@ def html_text(html: str, source: str) -> str:
     try:
         from inscriptis import Inscriptis
         from inscriptis.model.config import ParserConfig
-        from lxml.etree import ParserError
-        from lxml.html import document_fromstring
     except ImportError:
         raise _missing(source, "an HTML file", "inscriptis", "html") from None
     html = _tokenizable(html)
     html = _XML_DECLARATION.sub("", html.strip(), count=1)  # lxml refuses a str with an encoding declaration
     try:
-        try:
-            tree = document_fromstring(html)
-        except ParserError:  # no element at all
-            tree = document_fromstring("<pre>" + html + "</pre>")
+        tree = _html_tree(html, source)
         for element in tree.iter():  # inscriptis unescapes text lxml has already unescaped: "&amp;lt;" would
             if element.text and "&" in element.text:  # read "<", not "&lt;"; escaped once more, it reads true
                 element.text = element.text.replace("&", "&amp;")
             if element.tail and "&" in element.tail:
                 element.tail = element.tail.replace("&", "&amp;")
         laid_out = Inscriptis(tree, ParserConfig(table_cell_separator=" | ")).get_text()
+    except InputError:
+        raise
     except Exception as exc:  # lxml raises several kinds on what it cannot parse
         raise InputError(f"{source}: cannot read this HTML file ({type(exc).__name__}: {exc})") from exc
     lines = [_SPACES.sub(" ", line).strip() for line in laid_out.splitlines()]
@@ -145,6 +142,46 @@ def html_text(html: str, source: str) -> str:
     if not text:
         raise InputError(f"{source}: an HTML file with no text")
     return _tokenizable(text)
+
+
+MAX_HTML_DEPTH = 200  # elements nested deeper are unwrapped (their text kept): inscriptis recurses per level
+_INLINE_TAGS = re.compile(r"</?(?:font|b|i|u|s|em|strong|span|small|big|tt|strike|sup|sub|a|abbr|mark|code|q|"
+                          r"cite|del|ins|kbd|samp|var|dfn|bdi|bdo|nobr|blink|center)(?:\s[^>]*)?/?>", re.IGNORECASE)
+
+
+def _html_tree(html: str, source: str):
+    """The parsed document, every element at most MAX_HTML_DEPTH deep. libxml2 stops reading past its depth limit
+    (256; 2048 with huge_tree) and drops the rest (600 unclosed <font> tags of old HTML kept 254 lines): past it,
+    inline tags, which hold no layout, are removed and the document is parsed again; still past it is an error."""
+    from lxml.etree import ParserError
+    from lxml.html import HTMLParser, document_fromstring
+
+    for attempt in (html, _INLINE_TAGS.sub("", html)):
+        parser = HTMLParser(huge_tree=True)
+        try:
+            tree = document_fromstring(attempt, parser=parser)
+        except ParserError:  # no element at all
+            tree = document_fromstring("<pre>" + attempt + "</pre>", parser=parser)
+        if not any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
+            break
+    else:
+        raise InputError(f"{source}: HTML nested too deeply to read whole (over 2,048 levels, inline tags aside)")
+    _unwrap_deep(tree)
+    return tree
+
+
+def _unwrap_deep(tree) -> None:
+    """Elements deeper than MAX_HTML_DEPTH give their text and children to their parent (deepest first)."""
+    deep, depth = [], {tree: 0}
+    for element in tree.iterdescendants():
+        d = depth[element] = depth[element.getparent()] + 1
+        if d > MAX_HTML_DEPTH:
+            deep.append(element)
+    for element in reversed(deep):
+        if isinstance(element.tag, str):
+            element.drop_tag()
+        else:  # a comment or processing instruction: nothing to lay out
+            element.drop_tree()
 
 
 def _tokenizable(text: str) -> str:

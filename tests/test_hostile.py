@@ -87,3 +87,38 @@ def test_guard_retries_a_timed_out_scan_once_at_most():
     thread.start()
     thread.join(10)
     assert calls == [True, False]
+
+
+# -- 3. HTML nested past libxml2's depth limit ------------------------------------------------------
+
+
+def _lines_html(n: int, opening: str) -> str:
+    return "<html><body>" + "".join(f"{opening}line {i}\n" for i in range(n)) + "</body></html>"
+
+
+@pytest.mark.parametrize("n, opening", [(600, "<font color=red>"), (3000, "<b>"), (1500, "<div>"),
+                                        (400, "<span><!-- c -->"), (300, "<blockquote><p>")])
+def test_deeply_nested_html_keeps_every_line(n, opening):
+    """libxml2 stopped at depth 256 and dropped the rest, silently: 600 unclosed <font> tags kept 254 lines."""
+    from catp.formats import html_text
+
+    text = html_text(_lines_html(n, opening), "deep.html")
+    import re
+
+    assert [int(k) for k in re.findall(r"line (\d+)", text)] == list(range(n))  # every line, in order
+
+
+def test_html_nested_past_what_can_be_read_is_an_error_not_a_loss():
+    from catp.errors import InputError
+    from catp.formats import html_text
+
+    with pytest.raises(InputError, match="nested too deeply"):
+        html_text(_lines_html(3000, "<div>"), "deep.html")
+
+
+def test_deep_html_all_below_the_limit_is_read(tmp_path):
+    """All the text below depth 255 used to give 'an HTML file with no text'."""
+    from catp.decode import decode_input
+
+    html = "<!doctype html><html><body>" + "<font>" * 700 + "The fee is $5,000.</body></html>"
+    assert decode_input(html.encode()).text == "The fee is $5,000."
