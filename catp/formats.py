@@ -109,7 +109,23 @@ def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str
         if unpacked > 10 * max_bytes:
             raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
                              f"of {max_bytes:,} bytes (raise it with --max-bytes)")
-    return _tokenizable(_pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source))
+    limit = TextLimit(source, max_bytes)
+    return _tokenizable(_pdf_text(data, source, notes, limit) if kind == PDF else _docx_text(data, source, limit))
+
+
+class TextLimit:
+    """The text extracted so far, in UTF-8 bytes: past `max_bytes` is an InputError at once, while extracting
+    (a small file can hold far more text than its size: a DOCX's compressed XML, a vertically merged table cell
+    repeated on every row)."""
+
+    def __init__(self, source: str, max_bytes: int) -> None:
+        self.source, self.max_bytes, self.total = source, max_bytes, 0
+
+    def add(self, text: str | int) -> None:
+        self.total += text if isinstance(text, int) else len(text.encode("utf-8", "surrogatepass"))
+        if self.total > self.max_bytes:
+            raise InputError(f"{self.source}: its text is over the size limit of {self.max_bytes:,} bytes "
+                             "(raise it with --max-bytes)")
 
 
 def html_text(html: str, source: str) -> str:
@@ -197,7 +213,7 @@ def _missing(source: str, what: str, package: str, extra: str) -> InputError:
 # -- PDF ---------------------------------------------------------------------------------------------
 
 
-def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
+def _pdf_text(data: bytes, source: str, notes: list[str], limit: TextLimit) -> str:
     try:
         import pypdf
     except ImportError:
@@ -213,7 +229,10 @@ def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
             if reader.is_encrypted and not reader.decrypt(""):  # "" opens files with an owner password only
                 raise InputError(f"{source}: an encrypted PDF (it needs a password); decrypt it first, e.g. "
                                  "qpdf --decrypt --password=PASSWORD in.pdf out.pdf")
-            pages = [_page_paragraphs(page) for page in reader.pages]
+            pages = []
+            for page in reader.pages:
+                pages.append(_page_paragraphs(page))
+                limit.add("\n\n".join(pages[-1]))
         except InputError:
             raise
         except pypdf.errors.DependencyError as exc:  # AES encryption without the cryptography package
@@ -328,17 +347,47 @@ def _mostly_cjk(line: str) -> bool:
 # -- DOCX --------------------------------------------------------------------------------------------
 
 
-def _docx_text(data: bytes, source: str) -> str:
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_DOCX_BREAKS = frozenset(_W + tag for tag in ("p", "br", "cr", "tab", "tc", "noBreakHyphen"))
+
+
+def _docx_text_size(data: bytes, limit: TextLimit) -> None:
+    """Counts the text of word/document.xml as it streams through the parser, before python-docx builds the
+    whole tree: its w:t text, a byte for each paragraph, break or tab, three for each table cell's " | "."""
+    from lxml import etree
+
+    counter = TextLimit(limit.source, limit.max_bytes)
+    with zipfile.ZipFile(io.BytesIO(data)).open("word/document.xml") as stream:
+        for _, element in etree.iterparse(stream, events=("end",), huge_tree=True, resolve_entities=False,
+                                          no_network=True, load_dtd=False):
+            if element.tag == _W + "t":
+                counter.add(element.text or "")
+            elif element.tag in _DOCX_BREAKS:
+                counter.add(3 if element.tag == _W + "tc" else 1)
+            element.clear(keep_tail=True)
+            parent = element.getparent()
+            while parent is not None and element.getprevious() is not None:
+                del parent[0]
+
+
+def _docx_text(data: bytes, source: str, limit: TextLimit) -> str:
     try:
         import docx
         from docx.table import Table
     except ImportError:
         raise _missing(source, "a DOCX file", "python-docx", "docx") from None
     try:
+        _docx_text_size(data, limit)
         document = docx.Document(io.BytesIO(data))
         blocks = []
         for block in document.iter_inner_content():  # paragraphs and tables, in document order
-            blocks.append("\n".join(_table_rows(block)) if isinstance(block, Table) else block.text.strip())
+            if isinstance(block, Table):  # its rows counted as they come
+                blocks.append("\n".join(_table_rows(block, limit)))
+            else:
+                blocks.append(block.text.strip())
+                limit.add(blocks[-1])
+    except InputError:
+        raise
     except Exception as exc:  # python-docx and lxml raise many kinds on a damaged file
         raise InputError(f"{source}: cannot read this DOCX file ({type(exc).__name__}: {exc})") from exc
     text = "\n\n".join(b for b in blocks if b.strip())
@@ -347,8 +396,9 @@ def _docx_text(data: bytes, source: str) -> str:
     return text
 
 
-def _table_rows(table) -> list[str]:
-    """Each row as its cells' text joined by " | "; a cell merged across columns counts once."""
+def _table_rows(table, limit: TextLimit) -> list[str]:
+    """Each row as its cells' text joined by " | "; a cell merged across columns counts once (one merged down
+    rows is on each: `limit` counts the rows as they come)."""
     rows = []
     for row in table.rows:
         cells, previous = [], None
@@ -359,4 +409,5 @@ def _table_rows(table) -> list[str]:
             cells.append(" ".join(cell.text.split()))
         if any(cells):
             rows.append(" | ".join(cells))
+            limit.add(rows[-1])
     return rows

@@ -122,3 +122,67 @@ def test_deep_html_all_below_the_limit_is_read(tmp_path):
 
     html = "<!doctype html><html><body>" + "<font>" * 700 + "The fee is $5,000.</body></html>"
     assert decode_input(html.encode()).text == "The fee is $5,000."
+
+
+# -- 5. the text of every format held to max_bytes, while extracting ----------------------------------------------
+
+
+def _docx_bytes(build) -> bytes:
+    import io
+
+    docx = pytest.importorskip("docx")
+    document = docx.Document()
+    build(document)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_a_small_docx_holding_more_text_than_max_bytes_is_refused():
+    from catp.decode import decode_input
+    from catp.errors import InputError
+
+    def build(document):
+        for _ in range(1000):
+            document.add_paragraph("The Licensee shall pay the fee to the Licensor. " * 100)
+
+    data = _docx_bytes(build)  # some 50 KB holding 4.8 MB of text
+    assert len(data) < 100_000
+    with pytest.raises(InputError, match="text is over the size limit of 1,000,000 bytes"):
+        decode_input(data, max_bytes=1_000_000)
+    assert len(decode_input(data, max_bytes=10_000_000).text) > 4_000_000
+
+
+def test_a_docx_cell_merged_down_many_rows_is_held_to_max_bytes():
+    """python-docx gives a cell merged down rows on every row: the text grows with rows x the cell's text, past
+    what the XML holds."""
+    from catp.decode import decode_input
+    from catp.errors import InputError
+
+    def build(document):
+        table = document.add_table(rows=400, cols=2)
+        merged = table.cell(0, 0).merge(table.cell(399, 0))
+        merged.text = "Indemnification survives termination. " * 30
+        table.cell(0, 1).text = "x"
+
+    data = _docx_bytes(build)
+    with pytest.raises(InputError, match="over the size limit"):
+        decode_input(data, max_bytes=len(data) + 200_000)
+
+
+def test_a_pdf_whose_text_is_over_max_bytes_is_refused():
+    from catp.decode import decode_input
+    from catp.errors import InputError
+
+    fpdf = pytest.importorskip("fpdf")
+    pdf = fpdf.FPDF()
+    pdf.set_font("Helvetica", size=8)
+    for _ in range(40):
+        pdf.add_page()
+        for _ in range(60):
+            pdf.cell(0, 4, "The Licensee shall pay the fee to the Licensor. " * 2, new_x="LMARGIN", new_y="NEXT")
+    data = bytes(pdf.output())
+    text = decode_input(data, max_bytes=10 ** 9).text
+    assert len(text) > 2 * len(data)
+    with pytest.raises(InputError, match="over the size limit"):
+        decode_input(data, max_bytes=(len(text) + len(data)) // 2)
