@@ -38,6 +38,7 @@ def ask_command(
     connect_timeout: float = typer.Option(5.0, "--connect-timeout", help="Seconds to wait for a connection."),
     read_timeout: float = typer.Option(120.0, "--read-timeout", help="Seconds to wait for each read."),
     retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds for each request in all: retries, body and stream."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text (the answer) or json (the whole result)."),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings or summary on stderr."),
@@ -46,7 +47,7 @@ def ask_command(
     from catp.backends.ask import ask
     from catp.decode import read_text
 
-    check_timeouts(connect_timeout, read_timeout)
+    check_timeouts(connect_timeout, read_timeout, timeout)
     text, _ = read_text(file, encoding=encoding)
     if not quiet:
         log_to_stderr()
@@ -64,7 +65,8 @@ def ask_command(
                      rules=[str(r) for r in rules], tokenizer=tokenizer, lang=lang.value if lang else None,
                      template=template, messages=[{"role": "system", "content": system}] if system else (),
                      max_tokens=max_tokens, concurrency=concurrency, budget=budget, on_delta=printer,
-                     connect_timeout=connect_timeout, read_timeout=read_timeout, retries=retries)
+                     connect_timeout=connect_timeout, read_timeout=read_timeout, retries=retries,
+                     timeout=timeout)
     except CatpError as exc:
         if not printed:
             raise
