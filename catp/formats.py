@@ -233,6 +233,7 @@ def _pdf_text(data: bytes, source: str, notes: list[str], limit: TextLimit) -> s
             for page in reader.pages:
                 pages.append(_page_paragraphs(page))
                 limit.add("\n\n".join(pages[-1]))
+                limit.add(2)  # the page's separator
         except InputError:
             raise
         except pypdf.errors.DependencyError as exc:  # AES encryption without the cryptography package
@@ -386,6 +387,8 @@ def _docx_text(data: bytes, source: str, limit: TextLimit) -> str:
             else:
                 blocks.append(block.text.strip())
                 limit.add(blocks[-1])
+            if blocks[-1].strip():
+                limit.add(2)  # its separator
     except InputError:
         raise
     except Exception as exc:  # python-docx and lxml raise many kinds on a damaged file
@@ -410,4 +413,5 @@ def _table_rows(table, limit: TextLimit) -> list[str]:
         if any(cells):
             rows.append(" | ".join(cells))
             limit.add(rows[-1])
+            limit.add(1)
     return rows
