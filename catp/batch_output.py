@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import IO
 
 from catp.batch import PARQUET_SUFFIXES
+from catp.jsontext import escape_surrogates, json_line
 
 PART_PREFIX = "part-"
 
 
 def id_key(doc_id) -> str:
-    """How ids are compared when resuming: a string as it is, anything else as its JSON text."""
-    return doc_id if isinstance(doc_id, str) else json.dumps(doc_id, ensure_ascii=False)
+    """How ids are compared when resuming: a string as it is, anything else as its JSON text; in either, a lone
+    surrogate (a file name that is not UTF-8) as its escape \\udcb9, which UTF-8 (and Parquet) can hold."""
+    return escape_surrogates(doc_id if isinstance(doc_id, str) else json.dumps(doc_id, ensure_ascii=False))
 
 
 def is_parquet_output(output) -> bool:
@@ -70,7 +72,7 @@ class JsonlWriter:
         return cls(stream, close=True, done=done)
 
     def write(self, row: dict) -> None:
-        self.stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self.stream.write(json_line(row) + "\n")  # a non-UTF-8 file name in an id or error: escaped
         self.stream.flush()  # each row reaches the file (or pipe) whole as it is done: a kill loses none
 
     def close(self) -> None:
@@ -160,9 +162,10 @@ class ParquetWriter:
 def _parquet_row(row: dict) -> dict:
     kept = None if row["kept"] is None else [
         {"start": k["start"], "end": k["end"], "reasons": list(k["reasons"])} for k in row["kept"]]
-    stats = None if row["stats"] is None else json.dumps(row["stats"], ensure_ascii=False)
+    stats = None if row["stats"] is None else json_line(row["stats"])
+    error = None if row["error"] is None else escape_surrogates(row["error"])
     return {"id": id_key(row["id"]), "text": row["text"], "kept": kept, "stats": stats,
-            "warnings": list(row["warnings"] or []), "error": row["error"]}
+            "warnings": [escape_surrogates(w) for w in row["warnings"] or []], "error": error}
 
 
 def read_rows(output: str | Path) -> list[dict]:

@@ -186,3 +186,55 @@ def test_a_pdf_whose_text_is_over_max_bytes_is_refused():
     assert len(text) > 2 * len(data)
     with pytest.raises(InputError, match="over the size limit"):
         decode_input(data, max_bytes=(len(text) + len(data)) // 2)
+
+
+# -- 2. file names that are not UTF-8 -----------------------------------------------------------------------------
+
+
+def _gbk_folder(tmp_path):
+    import os
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.txt").write_text("The Licensee shall pay the fee of $5,000 by March 5, 2024. " * 5)
+    name = os.path.join(os.fsencode(folder), "合同".encode("gbk") + b".txt")
+    with open(name, "wb") as fh:
+        fh.write("The Licensor shall deliver the Products within thirty (30) days. ".encode() * 5)
+    (folder / "z.txt").write_text("Either party may terminate this Agreement on ninety (90) days' notice. " * 5)
+    return folder, os.fsdecode(name)
+
+
+@pytest.mark.parametrize("out_name", ["out.jsonl", "out.parquet"])
+def test_a_file_name_that_is_not_utf8_is_a_row_and_resume_finishes(tmp_path, out_name):
+    """A GBK file name killed the batch (UnicodeEncodeError writing its id), and every --resume after it."""
+    from catp.batch import BatchOptions, run_batch
+    from catp.batch_output import id_key, read_rows
+
+    if out_name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    folder, gbk = _gbk_folder(tmp_path)
+    out = tmp_path / out_name
+    summary = run_batch([folder], out, BatchOptions(ratio="1/2"), progress=False)
+    assert summary.rows == 3 and summary.errors == 0
+    ids = [row["id"] for row in read_rows(out)]
+    assert id_key(gbk) in [id_key(i) for i in ids] and len(ids) == 3
+    if out_name.endswith(".jsonl"):
+        assert gbk in ids  # JSON's \udcXX escapes read back as the very name
+    again = run_batch([folder], out, BatchOptions(ratio="1/2"), progress=False, resume=True)
+    assert again.rows == 0 and again.skipped == 3
+
+
+def test_json_output_whose_warning_names_a_non_utf8_file(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    name = os.path.join(os.fsencode(tmp_path), "合同".encode("gbk") + b".txt")
+    with open(name, "wb") as fh:  # UTF-8 with one stray byte: a warning names the file
+        fh.write("甲方应于2024年3月5日前向乙方支付违约金三百万元。".encode() * 20 + b"\xff")
+    run = subprocess.run([sys.executable, "-m", "catp", "prune", os.fsdecode(name), "--ratio", "1/2", "-f", "json"],
+                         capture_output=True)
+    assert run.returncode == 0, run.stderr[-500:]
+    result = json.loads(run.stdout)
+    assert any(w.startswith(os.fsdecode(name)) for w in result["warnings"])

@@ -11,6 +11,7 @@ import typer
 
 from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
 from catp.errors import CatpError
+from catp.jsontext import model_json
 
 
 class Format(str, Enum):
@@ -78,7 +79,7 @@ def ask_command(
         typer.echo(result.prune.text, err=True)
         typer.echo("--- end ---", err=True)
     if fmt is Format.json:
-        typer.echo(result.model_dump_json(indent=2))
+        typer.echo(model_json(result, indent=2))
     elif printer is not None:
         out.write("\n")
     else:

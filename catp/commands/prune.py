@@ -21,6 +21,7 @@ from catp.commands.scorer_options import (
     scorer_url_option,
 )
 from catp.errors import CatpError
+from catp.jsontext import model_json
 
 
 class Format(str, Enum):
@@ -102,7 +103,7 @@ def prune_command(
         doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
     result = with_input(pruner.finish(doc), decoded)
     if fmt is Format.json:
-        rendered = result.model_dump_json(indent=2)
+        rendered = model_json(result, indent=2)  # a warning may name a file whose name is not UTF-8
     elif fmt is Format.html:
         rendered = to_html(doc, result)
     else:
