@@ -125,3 +125,10 @@ def test_cli_timeout_option_is_checked(tmp_path):
     run = subprocess.run([sys.executable, "-m", "catp", "ask", str(doc), "fee?", "--timeout", "0",
                           "--server", "http://127.0.0.1:9"], capture_output=True, text=True)
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--timeout must be more than 0" in run.stderr
+
+
+@pytest.mark.parametrize("body", ['"\\n"', '{"error": {"message": "bad\\r\\nthing\\u2028x"}}', "line one\nline two"])
+def test_a_server_message_with_line_breaks_is_one_line(standin, body):
+    """Found by fuzz/fuzz_replies.py: a 500 whose JSON body is the string "\\n" gave a two-line error."""
+    standin.script = [reply(500, body)] * 3
+    raises_backend_error(client_for(standin.url).list_models)
