@@ -238,3 +238,79 @@ def test_json_output_whose_warning_names_a_non_utf8_file(tmp_path):
     assert run.returncode == 0, run.stderr[-500:]
     result = json.loads(run.stdout)
     assert any(w.startswith(os.fsdecode(name)) for w in result["warnings"])
+
+
+# -- 7, 12, 13: what a batch folder gives -------------------------------------------------------------------------
+
+
+def _corpus(tmp_path):
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "a.txt").write_text("The Licensee shall pay the fee of $5,000 by March 5, 2024. " * 4)
+    (corpus / "sub" / "b.md").write_text("# Fees\n\nThe fee is $7,000, payable within thirty (30) days. " * 4)
+    (corpus / "pipeline.py").write_text("print('not a document')\n")
+    (corpus / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 20)
+    (corpus / "NOTES").write_text("no suffix")
+    return corpus
+
+
+def test_a_folder_gives_its_document_files_by_default(tmp_path):
+    from catp.batch import expand_inputs
+
+    corpus = _corpus(tmp_path)
+    names = [Path_(n).relative_to(corpus).as_posix() for n in expand_inputs([corpus])]
+    assert names == ["a.txt", "sub/b.md"]
+    every = [Path_(n).relative_to(corpus).as_posix() for n in expand_inputs([corpus], "*")]
+    assert every == ["NOTES", "a.txt", "image.png", "pipeline.py", "sub/b.md"]
+
+
+def Path_(name):
+    from pathlib import Path
+
+    return Path(name)
+
+
+@pytest.mark.parametrize("out_name", ["pruned.jsonl", "sub/pruned.jsonl", "out.parquet"])
+def test_an_output_inside_the_input_folder_is_not_read_then_or_on_resume(tmp_path, out_name):
+    """`catp batch corpus -o corpus/pruned.jsonl` was accepted, and the --resume it advised was refused."""
+    from catp.batch import BatchOptions, run_batch
+    from catp.batch_output import read_rows
+
+    if out_name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    corpus = _corpus(tmp_path)
+    out = corpus / out_name
+    first = run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False)
+    assert first.rows == 2 and first.errors == 0
+    again = run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False, resume=True)
+    assert again.rows == 0 and again.skipped == 2
+    assert len(read_rows(out)) == 2
+
+
+def test_an_output_named_as_an_input_is_still_refused(tmp_path):
+    from catp.batch import BatchOptions, run_batch
+
+    corpus = _corpus(tmp_path)
+    with pytest.raises(CatpError, match="the output is also an input"):
+        run_batch([corpus / "a.txt"], corpus / "a.txt", BatchOptions(ratio="1/2"), progress=False)
+
+
+def test_broken_links_devices_and_fifos_in_a_folder_get_error_rows(tmp_path):
+    """They were skipped with no row: a document silently missing from the output."""
+    import os
+
+    from catp.batch import BatchOptions, run_batch
+    from catp.batch_output import read_rows
+
+    corpus = _corpus(tmp_path)
+    os.symlink(corpus / "gone.txt", corpus / "broken.txt")
+    os.symlink("/dev/zero", corpus / "zero.txt")
+    os.mkfifo(corpus / "pipe.txt")
+    out = tmp_path / "out.jsonl"
+    summary = run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False)
+    rows = {Path_(r["id"]).name: r for r in read_rows(out)}
+    assert summary.rows == 5 and summary.errors == 3
+    assert "broken link" in rows["broken.txt"]["error"]
+    assert "character device" in rows["zero.txt"]["error"]
+    assert "FIFO" in rows["pipe.txt"]["error"]
+    assert rows["a.txt"]["error"] is None

@@ -140,7 +140,7 @@ def _prune_many(files: list[str], fmt: Format, output: Optional[Path], jobs: int
     if fmt is not Format.json and fmt is not Format.text:
         raise CatpError(f"--format {fmt.value} is for one document; many documents are written as JSONL rows")
     batch_command(inputs=files, output="-" if output is None else str(output), jobs=jobs, engine="local",
-                  address=None, resume=False, text_field="text", id_field="id", glob="*", setup=None,
+                  address=None, resume=False, text_field="text", id_field="id", glob=None, setup=None,
                   progress=True, **settings)
 
 
