@@ -87,6 +87,7 @@ class BatchSummary:
     worker_restarts: int = 0
     skipped: int = 0  # rows already in the output (resume)
     engine: str = "local"
+    unmatched: int = 0  # resume: rows in the output that no input row accounts for (duplicated, or other inputs)
 
     @property
     def ok(self) -> int:
@@ -96,6 +97,9 @@ class BatchSummary:
         """The one-line summary `catp batch` prints on stderr."""
         secs = self.elapsed_s or float("nan")
         skipped = f", {self.skipped} skipped (already written)" if self.skipped else ""
+        if self.unmatched:
+            skipped += (f"; the output holds {self.unmatched} more rows than these inputs have ids for "
+                        "(duplicated by two runs, or rows of other inputs): check it")
         return (f"catp: {self.rows} rows ({self.ok} ok, {self.errors} errors{skipped}) -> {where} in "
                 f"{self.elapsed_s:.1f}s: {self.rows / secs:.2f} docs/s, {self.input_tokens:,} -> "
                 f"{self.output_tokens:,} tokens ({self.input_tokens / secs:,.0f} input tokens/s), "
@@ -633,6 +637,8 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
         writer.close()
         stop.restore()
     summary.elapsed_s = time.perf_counter() - started
+    if engine == "local" and interrupted is None:
+        summary.unmatched = sum(n for n in done.values() if n > 0)
     if interrupted is not None:
         raise BatchInterrupted(summary, terminated=isinstance(interrupted, Terminated)) from None
     return summary

@@ -314,3 +314,44 @@ def test_broken_links_devices_and_fifos_in_a_folder_get_error_rows(tmp_path):
     assert "character device" in rows["zero.txt"]["error"]
     assert "FIFO" in rows["pipe.txt"]["error"]
     assert rows["a.txt"]["error"] is None
+
+
+# -- 6. two runs writing one output ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("out_name", ["out.jsonl", "out.parquet"])
+def test_a_second_writer_of_the_same_output_is_refused(tmp_path, out_name):
+    """Two runs writing one file both reported '200 ok'; the file had 260 lines, one not JSON."""
+    import fcntl
+
+    from catp.batch import BatchOptions, run_batch
+
+    if out_name.endswith(".parquet"):
+        pytest.importorskip("pyarrow")
+    corpus = _corpus(tmp_path)
+    out = tmp_path / out_name
+    run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False)
+    target = out / ".catp-batch.lock" if out_name.endswith(".parquet") else out
+    before = sorted(p.name for p in out.iterdir()) if out.is_dir() else out.read_bytes()
+    with open(target, "a") as held:  # another run holding it, as run_batch does while it writes
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        for resume in (False, True):
+            with pytest.raises(CatpError, match="another catp batch is writing"):
+                run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False, resume=resume)
+    after = sorted(p.name for p in out.iterdir()) if out.is_dir() else out.read_bytes()
+    assert after == before  # nothing emptied
+
+
+def test_resume_refuses_a_corrupt_output_and_reports_duplicated_rows(tmp_path):
+    from catp.batch import BatchOptions, run_batch
+
+    corpus = _corpus(tmp_path)
+    out = tmp_path / "out.jsonl"
+    run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text(lines[0] + lines[0] + lines[1])  # a row twice
+    again = run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False, resume=True)
+    assert again.unmatched == 1 and "1 more rows than these inputs have ids for" in again.line("out")
+    out.write_text(lines[0] + lines[0][:30] + lines[1])  # two writers' lines mixed: not JSON mid-file
+    with pytest.raises(CatpError, match=r"out.jsonl:2: not a row of catp batch: the output is corrupt"):
+        run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False, resume=True)
