@@ -13,7 +13,7 @@ from fractions import Fraction
 from numbers import Integral
 from pathlib import Path
 
-from catp.arguments import positive_timeout
+from catp.arguments import check_encoding, check_pruner_arguments, positive_timeout
 from catp.annotate import annotate
 from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, has_lone_surrogates, read_input
 from catp.detect import detect_domain, detect_langs
@@ -77,12 +77,16 @@ class Pruner:
                  tokenizer: str | TokenCounter | None = None, scorer: str | Scorer | None = "lexical",
                  gap_marker: str = DEFAULT_GAP_MARKER, *, cue_window_tokens: int | None = None,
                  regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
+        check_pruner_arguments(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer,
+                               cue_window_tokens=cue_window_tokens, question_share=question_share,
+                               scorer_options=scorer_options)
         if not isinstance(gap_marker, str):
             raise CatpError(f"the gap marker must be a str, got {gap_marker!r}")
         if has_lone_surrogates(gap_marker):  # e.g. bytes that are not UTF-8 on the command line
             raise CatpError(f"the gap marker {gap_marker!r} holds lone surrogates (not valid UTF-8)")
         self.domain = None if domain in (None, "auto") else domain
-        self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
+        self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(
+            str(tokenizer) if isinstance(tokenizer, Path) else tokenizer)
         self.scorer = build_scorer(scorer, **(scorer_options or {}))
         self.gap_marker = gap_marker
         self.gap_tokens = self.tokens.count(gap_marker)
@@ -174,6 +178,7 @@ class Pruner:
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
         if question is not None and not isinstance(question, str):
             raise InputError(f"the question must be a str, got {type(question).__name__}")
+        check_encoding(encoding)
         with _gc_paused(), pruning():
             return self._analyse(text, budget=budget, ratio=ratio, question=question, encoding=encoding)
 

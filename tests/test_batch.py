@@ -63,7 +63,7 @@ def jsonl(tmp_path: Path) -> Path:
 
 def test_folder_gives_one_row_per_file_in_sorted_order(folder, tmp_path):
     out = tmp_path / "out.jsonl"
-    summary = run_batch([folder], out, BatchOptions(ratio="1/3"), progress=False)
+    summary = run_batch([folder], out, BatchOptions(ratio="1/3", glob="*"), progress=False)  # every file, binary.dat too
     rows = rows_of(out)
     names = [Path(r["id"]).relative_to(folder).as_posix() for r in rows]
     assert names == ["a.txt", "b.txt", "sub/binary.dat", "sub/c.txt", "sub/empty.txt"]

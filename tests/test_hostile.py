@@ -355,3 +355,82 @@ def test_resume_refuses_a_corrupt_output_and_reports_duplicated_rows(tmp_path):
     out.write_text(lines[0] + lines[0][:30] + lines[1])  # two writers' lines mixed: not JSON mid-file
     with pytest.raises(CatpError, match=r"out.jsonl:2: not a row of catp batch: the output is corrupt"):
         run_batch([corpus], out, BatchOptions(ratio="1/2"), progress=False, resume=True)
+
+
+# -- 11. a hub id with no network --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["gpt2", "Qwen/Qwen2.5-7B-Instruct"])
+def test_a_hub_id_with_no_hub_fails_at_once_in_one_line(tmp_path, name):
+    """With no network it printed 15-34 'Retrying...' lines over 74-85 s before its one-line error. (This machine
+    reaches no model hub; the test holds wherever none is reachable, as in CI.)"""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env["HF_HOME"] = str(tmp_path / "hf")  # an empty cache
+    doc = tmp_path / "d.txt"
+    doc.write_text("The fee is $5,000.\n")
+    run = subprocess.run([sys.executable, "-m", "catp", "prune", str(doc), "--budget", "5", "--tokenizer", name],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "Retrying" not in run.stderr, run.stderr[-2000:]
+    assert "cannot be reached" in run.stderr
+
+
+# -- 10. one-line errors for wrong arguments ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"domain": ["legal"]}, {"domain": 5}, {"rules": 5}, {"rules": [5]}, {"tokenizer": 5}, {"scorer": 5},
+    {"cue_window_tokens": 1.5}, {"cue_window_tokens": 0}, {"cue_window_tokens": True}, {"question_share": float("nan")},
+    {"question_share": 2}, {"question_share": "half"}, {"scorer_options": 5}, {"regex_timeout": "1"}])
+def test_wrong_pruner_arguments_are_catp_errors(kwargs):
+    from catp.pipeline import Pruner
+
+    with pytest.raises(CatpError):
+        Pruner(**kwargs)
+
+
+@pytest.mark.parametrize("call", ["prune", "prune_bytes", "prune_file"])
+@pytest.mark.parametrize("kwargs", [{"encoding": 5}, {"encoding": "\udcff"}, {"encoding": "no-such-codec"},
+                                    {"max_bytes": None}, {"max_bytes": 0}, {"max_bytes": 1.5}])
+def test_wrong_prune_arguments_are_catp_errors(legal_pruner, tmp_path, call, kwargs):
+    doc = tmp_path / "d.txt"
+    doc.write_text("The fee is $5,000.\n")
+    if "max_bytes" in kwargs and call != "prune_file":
+        pytest.skip("max_bytes is prune_file's")
+    with pytest.raises(CatpError):
+        if call == "prune":
+            legal_pruner.prune("The fee is $5,000.", budget=3, **kwargs)
+        elif call == "prune_bytes":
+            legal_pruner.prune_bytes(b"The fee is $5,000.", budget=3, **kwargs)
+        else:
+            legal_pruner.prune_file(doc, budget=3, **kwargs)
+
+
+def test_a_pathlib_tokenizer_path_is_taken(tmp_path):
+    from pathlib import Path
+
+    from catp.pipeline import Pruner
+    from catp.tokens import qwen_tokenizer_path
+
+    assert Pruner(tokenizer=Path(qwen_tokenizer_path())).prune("The fee is $5,000.", budget=3).stats.budget == 3
+
+
+@pytest.mark.parametrize("args", [["ask", "{doc}", "fee?", "--server", "http://[::1"],
+                                  ["budget", "--server", "http://[::1"],
+                                  ["prune", "{doc}", "--budget", "3", "--encoding", "\udcff"],
+                                  ["decode", "{doc}", "--encoding", "\udcff"]])
+def test_cli_bad_server_url_or_encoding_is_one_line(tmp_path, args):
+    import os
+    import subprocess
+    import sys
+
+    doc = tmp_path / "d.txt"
+    doc.write_text("The fee is $5,000.\n")
+    argv = [os.fsencode(a.replace("{doc}", str(doc))) for a in args]
+    run = subprocess.run([sys.executable.encode(), b"-m", b"catp", *argv], capture_output=True)
+    assert run.returncode == 2, run.stderr[-1500:]
+    assert run.stderr.count(b"\n") == 1 and b"Traceback" not in run.stderr, run.stderr[-1500:]

@@ -71,6 +71,11 @@ def split_server_url(server: str) -> tuple[str, str]:
         raise CatpError(f"server URL must start with http:// or https:// and name a host: {server!r}")
     if has_lone_surrogates(url):  # bytes that are not UTF-8 on the command line
         raise CatpError(f"server URL {server!r} holds lone surrogates (not valid UTF-8)")
+    try:  # brackets, ports and the like: httpx refused them only when the first request was built
+        httpx.URL(url).copy_with()
+        httpx.Request("GET", url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise CatpError(f"server URL {server!r} is not a valid URL ({exc})") from None
     root = url[: -len("/v1")] if url.endswith("/v1") else url
     return root, root + "/v1"
 
