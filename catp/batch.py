@@ -59,7 +59,7 @@ class BatchOptions:
     max_bytes: int = 200 * 1024 * 1024
     text_field: str = "text"
     id_field: str = "id"
-    glob: str = "*"
+    glob: str | None = None  # a folder's files to read; None: DOCUMENT_SUFFIXES
     setup: str | None = None  # "module:function" run once in each worker first (register scorers, matchers)
 
 
@@ -87,6 +87,7 @@ class BatchSummary:
     worker_restarts: int = 0
     skipped: int = 0  # rows already in the output (resume)
     engine: str = "local"
+    unmatched: int = 0  # resume: rows in the output that no input row accounts for (duplicated, or other inputs)
 
     @property
     def ok(self) -> int:
@@ -96,6 +97,9 @@ class BatchSummary:
         """The one-line summary `catp batch` prints on stderr."""
         secs = self.elapsed_s or float("nan")
         skipped = f", {self.skipped} skipped (already written)" if self.skipped else ""
+        if self.unmatched:
+            skipped += (f"; the output holds {self.unmatched} more rows than these inputs have ids for "
+                        "(duplicated by two runs, or rows of other inputs): check it")
         return (f"catp: {self.rows} rows ({self.ok} ok, {self.errors} errors{skipped}) -> {where} in "
                 f"{self.elapsed_s:.1f}s: {self.rows / secs:.2f} docs/s, {self.input_tokens:,} -> "
                 f"{self.output_tokens:,} tokens ({self.input_tokens / secs:,.0f} input tokens/s), "
@@ -119,20 +123,73 @@ class BatchInterrupted(KeyboardInterrupt):
 # -- reading ---------------------------------------------------------------------------------
 
 
-def expand_inputs(inputs: Iterable[str | Path], glob: str = "*") -> list[str]:
-    """Files in the order given; a folder becomes its files matching `glob` (recursive, sorted,
-    hidden files and folders skipped). '-' (stdin, JSONL) and missing paths are kept as they are."""
+# what a folder gives by default: text, Markdown, PDF, DOCX, HTML, and JSONL or Parquet (a document a row)
+DOCUMENT_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".pdf", ".docx", ".html", ".htm", ".xhtml",
+                     *JSONL_SUFFIXES, *PARQUET_SUFFIXES)
+
+
+class InFolder(str):
+    """A path found in a folder (not named by the user): one that is not a regular file (a broken link, a link
+    to a device, a FIFO) is an error row, never read."""
+
+
+def folder_files(folder: Path, glob: str | None = None, exclude: str | None = None) -> list[Path]:
+    """The files of `folder` to read, sorted: recursive, hidden files and folders skipped, those matching
+    `glob` (None: those with a DOCUMENT_SUFFIXES suffix), every entry but folders (a broken link is one too,
+    and gets its error row), and not `exclude` (the output, a real path) nor anything inside it."""
+    out = []
+    for p in folder.rglob(glob or "*"):
+        if any(part.startswith(".") for part in p.relative_to(folder).parts) or p.is_dir():
+            continue
+        if glob is None and p.suffix.lower() not in DOCUMENT_SUFFIXES:
+            continue
+        if exclude is not None:
+            real = os.path.realpath(p)
+            if real == exclude or real.startswith(exclude.rstrip(os.sep) + os.sep):
+                continue
+        out.append(p)
+    return sorted(out)
+
+
+def expand_inputs(inputs: Iterable[str | Path], glob: str | None = None, output=None) -> list[str]:
+    """Files in the order given; a folder becomes its files (`folder_files`: `glob`, else the document types;
+    the output, when it lies inside the folder, left out: it is written, not read). '-' (stdin, JSONL) and
+    missing paths are kept as they are."""
+    exclude = None
+    if isinstance(output, (str, Path)) and str(output) != "-":
+        exclude = os.path.realpath(output)
     out: list[str] = []
     for raw in inputs:
         name = str(raw)
         path = Path(name)
         if name != "-" and path.is_dir():
-            files = sorted(p for p in path.rglob(glob) if p.is_file()
-                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
-            out.extend(str(p) for p in files)
+            out.extend(InFolder(p) for p in folder_files(path, glob, exclude))
         else:
             out.append(name)
     return out
+
+
+def _not_a_file(name: str) -> str | None:
+    """Why a path found in a folder, or a link, cannot be read as a document; None when it can be tried (a
+    FIFO named by the user, /dev/fd/63 of a shell's <(...), is read)."""
+    import stat
+
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        if os.path.islink(name):
+            return f"{name}: a broken link (its target {os.readlink(name)!r} does not exist)"
+        return None
+    except OSError:
+        return None  # the reader says why
+    if stat.S_ISREG(mode):
+        return None
+    device = stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+    if isinstance(name, InFolder) or device:
+        kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+                else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        return f"{name}: {kind}, not a document file; left unread"
+    return None
 
 
 def _check_output_is_not_an_input(output, sources: list[str]) -> None:
@@ -196,7 +253,8 @@ def iter_items(sources: list[str], options: BatchOptions) -> Iterator[Item]:
                 index += 1
             continue
         if not is_jsonl(name):
-            yield Item(index, name, path=name)
+            problem = _not_a_file(name) if isinstance(name, InFolder) or os.path.islink(name) else None
+            yield Item(index, str(name), path=str(name), error=problem)
             index += 1
             continue
         for item in _jsonl_items(name, options, index):
@@ -513,7 +571,7 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
     from catp.rules.loader import load_rule_files
 
     options = replace(options, rules=load_rule_files(options.rules))
-    sources = expand_inputs(inputs, options.glob)
+    sources = expand_inputs(inputs, options.glob, output)
     if engine == "ray":
         from catp import batch_ray
 
@@ -579,6 +637,8 @@ def run_batch(inputs: Iterable[str | Path], output: str | Path | IO[str], option
         writer.close()
         stop.restore()
     summary.elapsed_s = time.perf_counter() - started
+    if engine == "local" and interrupted is None:
+        summary.unmatched = sum(n for n in done.values() if n > 0)
     if interrupted is not None:
         raise BatchInterrupted(summary, terminated=isinstance(interrupted, Terminated)) from None
     return summary

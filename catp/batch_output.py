@@ -27,13 +27,16 @@ from pathlib import Path
 from typing import IO
 
 from catp.batch import PARQUET_SUFFIXES
+from catp.jsontext import escape_surrogates, json_line
 
 PART_PREFIX = "part-"
+LOCK_NAME = ".catp-batch.lock"  # in a Parquet output folder
 
 
 def id_key(doc_id) -> str:
-    """How ids are compared when resuming: a string as it is, anything else as its JSON text."""
-    return doc_id if isinstance(doc_id, str) else json.dumps(doc_id, ensure_ascii=False)
+    """How ids are compared when resuming: a string as it is, anything else as its JSON text; in either, a lone
+    surrogate (a file name that is not UTF-8) as its escape \\udcb9, which UTF-8 (and Parquet) can hold."""
+    return escape_surrogates(doc_id if isinstance(doc_id, str) else json.dumps(doc_id, ensure_ascii=False))
 
 
 def is_parquet_output(output) -> bool:
@@ -63,14 +66,29 @@ class JsonlWriter:
 
     @classmethod
     def open(cls, path: Path, *, resume: bool) -> JsonlWriter:
-        done: Counter = Counter()
-        if resume and path.exists():
-            done = _resume_jsonl(path)
-        stream = open(path, "a" if resume else "w", encoding="utf-8")
+        """Opened and locked before anything is read or emptied: a second writer is refused, not mixed in."""
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            from catp.errors import CatpError
+
+            raise CatpError(f"{path}: cannot write the output ({exc.strerror or exc})") from exc
+        stream = open(fd, "r+", encoding="utf-8", newline="")
+        try:
+            lock_output(stream, path)
+            done: Counter = Counter()
+            if resume:
+                done = _resume_jsonl(path)
+                stream.seek(0, os.SEEK_END)
+            else:
+                stream.truncate(0)
+        except BaseException:
+            stream.close()
+            raise
         return cls(stream, close=True, done=done)
 
     def write(self, row: dict) -> None:
-        self.stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self.stream.write(json_line(row) + "\n")  # a non-UTF-8 file name in an id or error: escaped
         self.stream.flush()  # each row reaches the file (or pipe) whole as it is done: a kill loses none
 
     def close(self) -> None:
@@ -80,22 +98,45 @@ class JsonlWriter:
             self.stream.flush()
 
 
+def lock_output(stream, path) -> None:
+    """An exclusive lock on the output for this run (flock: released when the file closes, or the process dies).
+    Two runs writing one output mixed their rows (260 lines for 200 documents, one not JSON)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock
+        return
+    try:
+        fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        from catp.errors import CatpError
+
+        raise CatpError(f"{path}: another catp batch is writing this output; wait for it, or write elsewhere") from None
+    except OSError:
+        pass  # a file system without locks
+
+
 def _resume_jsonl(path: Path) -> Counter:
     """The id keys of the complete rows in `path`, with how many rows each, after cutting off a last
-    line left unfinished."""
+    line left unfinished. A complete line that is not a row means the output is corrupt: an error."""
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
     if end < len(data):  # a crash mid-line: that row is pruned again
         with open(path, "r+b") as fh:
             fh.truncate(end)
     done: Counter = Counter()
-    for line in data[:end].splitlines():
+    for number, line in enumerate(data[:end].split(b"\n")[:-1], 1):
+        if not line.strip():
+            continue
         try:
             row = json.loads(line)
         except ValueError:
-            continue
-        if isinstance(row, dict) and "id" in row:
-            done[id_key(row["id"])] += 1
+            row = None
+        if not (isinstance(row, dict) and "id" in row):
+            from catp.errors import CatpError
+
+            raise CatpError(f"{path}:{number}: not a row of catp batch: the output is corrupt (two runs writing it "
+                            "at once?); check it, or run again without --resume")
+        done[id_key(row["id"])] += 1
     return done
 
 
@@ -116,6 +157,12 @@ class ParquetWriter:
         if folder.exists() and not folder.is_dir():
             raise CatpError(f"{folder}: Parquet output is a folder of part files, and this is a file")
         folder.mkdir(parents=True, exist_ok=True)
+        self.lock = open(folder / LOCK_NAME, "a")  # kept open: the lock lasts the run
+        try:
+            lock_output(self.lock, folder)
+        except BaseException:
+            self.lock.close()
+            raise
         self.folder = folder
         self.rows_per_file = max(1, rows_per_file)
         self.buffer: list[dict] = []
@@ -154,15 +201,19 @@ class ParquetWriter:
         self.buffer = []
 
     def close(self) -> None:
-        self.flush()
+        try:
+            self.flush()
+        finally:
+            self.lock.close()
 
 
 def _parquet_row(row: dict) -> dict:
     kept = None if row["kept"] is None else [
         {"start": k["start"], "end": k["end"], "reasons": list(k["reasons"])} for k in row["kept"]]
-    stats = None if row["stats"] is None else json.dumps(row["stats"], ensure_ascii=False)
+    stats = None if row["stats"] is None else json_line(row["stats"])
+    error = None if row["error"] is None else escape_surrogates(row["error"])
     return {"id": id_key(row["id"]), "text": row["text"], "kept": kept, "stats": stats,
-            "warnings": list(row["warnings"] or []), "error": row["error"]}
+            "warnings": [escape_surrogates(w) for w in row["warnings"] or []], "error": error}
 
 
 def read_rows(output: str | Path) -> list[dict]:

@@ -10,6 +10,7 @@ import re
 import warnings
 from typing import NamedTuple
 
+from catp.arguments import check_encoding, check_max_bytes
 from catp.errors import InputError
 from catp.formats import HTML, READS, TEXT, extract, html_text, sniff
 
@@ -52,6 +53,8 @@ def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = D
     """PDF, DOCX and HTML (told by their first bytes) give their extracted text; other bytes are decoded
     (BOM, UTF-8, else detected; `encoding` overrides, for text and HTML). Raises InputError for empty,
     binary, oversized or undecodable input, and for a PDF, DOCX or HTML file that cannot be read."""
+    check_max_bytes(max_bytes)
+    check_encoding(encoding)
     if len(data) > max_bytes:
         raise InputError(f"{source}: {len(data):,} bytes is over the size limit of {max_bytes:,} bytes (raise it with --max-bytes)")
     if not data.strip():
@@ -193,6 +196,8 @@ def read_text(path: str, *, encoding: str | None = None, max_bytes: int = DEFAUL
 
 def read_input(path: str, *, encoding: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Decoded:
     """Read a file (or '-' for stdin) and decode it (`decode_input`): text, encoding and format."""
+    check_max_bytes(max_bytes)
+    check_encoding(encoding)
     import sys
 
     if path == "-":

@@ -43,9 +43,13 @@ class BudgetError(CatpError):
 
 
 class BackendError(CatpError):
-    """A server or engine failed: the message names the URL and the status."""
+    """A server or engine failed: the message names the URL and the status. It quotes what the server sent,
+    which can hold line breaks: they become spaces (one line)."""
 
     exit_code = 3
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(" ".join(str(message).splitlines()))
 
 
 class ModelError(CatpError):

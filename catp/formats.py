@@ -109,7 +109,23 @@ def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str
         if unpacked > 10 * max_bytes:
             raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
                              f"of {max_bytes:,} bytes (raise it with --max-bytes)")
-    return _tokenizable(_pdf_text(data, source, notes) if kind == PDF else _docx_text(data, source))
+    limit = TextLimit(source, max_bytes)
+    return _tokenizable(_pdf_text(data, source, notes, limit) if kind == PDF else _docx_text(data, source, limit))
+
+
+class TextLimit:
+    """The text extracted so far, in UTF-8 bytes: past `max_bytes` is an InputError at once, while extracting
+    (a small file can hold far more text than its size: a DOCX's compressed XML, a vertically merged table cell
+    repeated on every row)."""
+
+    def __init__(self, source: str, max_bytes: int) -> None:
+        self.source, self.max_bytes, self.total = source, max_bytes, 0
+
+    def add(self, text: str | int) -> None:
+        self.total += text if isinstance(text, int) else len(text.encode("utf-8", "surrogatepass"))
+        if self.total > self.max_bytes:
+            raise InputError(f"{self.source}: its text is over the size limit of {self.max_bytes:,} bytes "
+                             "(raise it with --max-bytes)")
 
 
 def html_text(html: str, source: str) -> str:
@@ -121,23 +137,20 @@ def html_text(html: str, source: str) -> str:
     try:
         from inscriptis import Inscriptis
         from inscriptis.model.config import ParserConfig
-        from lxml.etree import ParserError
-        from lxml.html import document_fromstring
     except ImportError:
         raise _missing(source, "an HTML file", "inscriptis", "html") from None
     html = _tokenizable(html)
     html = _XML_DECLARATION.sub("", html.strip(), count=1)  # lxml refuses a str with an encoding declaration
     try:
-        try:
-            tree = document_fromstring(html)
-        except ParserError:  # no element at all
-            tree = document_fromstring("<pre>" + html + "</pre>")
+        tree = _html_tree(html, source)
         for element in tree.iter():  # inscriptis unescapes text lxml has already unescaped: "&amp;lt;" would
             if element.text and "&" in element.text:  # read "<", not "&lt;"; escaped once more, it reads true
                 element.text = element.text.replace("&", "&amp;")
             if element.tail and "&" in element.tail:
                 element.tail = element.tail.replace("&", "&amp;")
         laid_out = Inscriptis(tree, ParserConfig(table_cell_separator=" | ")).get_text()
+    except InputError:
+        raise
     except Exception as exc:  # lxml raises several kinds on what it cannot parse
         raise InputError(f"{source}: cannot read this HTML file ({type(exc).__name__}: {exc})") from exc
     lines = [_SPACES.sub(" ", line).strip() for line in laid_out.splitlines()]
@@ -145,6 +158,46 @@ def html_text(html: str, source: str) -> str:
     if not text:
         raise InputError(f"{source}: an HTML file with no text")
     return _tokenizable(text)
+
+
+MAX_HTML_DEPTH = 200  # elements nested deeper are unwrapped (their text kept): inscriptis recurses per level
+_INLINE_TAGS = re.compile(r"</?(?:font|b|i|u|s|em|strong|span|small|big|tt|strike|sup|sub|a|abbr|mark|code|q|"
+                          r"cite|del|ins|kbd|samp|var|dfn|bdi|bdo|nobr|blink|center)(?:\s[^>]*)?/?>", re.IGNORECASE)
+
+
+def _html_tree(html: str, source: str):
+    """The parsed document, every element at most MAX_HTML_DEPTH deep. libxml2 stops reading past its depth limit
+    (256; 2048 with huge_tree) and drops the rest (600 unclosed <font> tags of old HTML kept 254 lines): past it,
+    inline tags, which hold no layout, are removed and the document is parsed again; still past it is an error."""
+    from lxml.etree import ParserError
+    from lxml.html import HTMLParser, document_fromstring
+
+    for attempt in (html, _INLINE_TAGS.sub("", html)):
+        parser = HTMLParser(huge_tree=True)
+        try:
+            tree = document_fromstring(attempt, parser=parser)
+        except ParserError:  # no element at all
+            tree = document_fromstring("<pre>" + attempt + "</pre>", parser=parser)
+        if not any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
+            break
+    else:
+        raise InputError(f"{source}: HTML nested too deeply to read whole (over 2,048 levels, inline tags aside)")
+    _unwrap_deep(tree)
+    return tree
+
+
+def _unwrap_deep(tree) -> None:
+    """Elements deeper than MAX_HTML_DEPTH give their text and children to their parent (deepest first)."""
+    deep, depth = [], {tree: 0}
+    for element in tree.iterdescendants():
+        d = depth[element] = depth[element.getparent()] + 1
+        if d > MAX_HTML_DEPTH:
+            deep.append(element)
+    for element in reversed(deep):
+        if isinstance(element.tag, str):
+            element.drop_tag()
+        else:  # a comment or processing instruction: nothing to lay out
+            element.drop_tree()
 
 
 def _tokenizable(text: str) -> str:
@@ -160,7 +213,7 @@ def _missing(source: str, what: str, package: str, extra: str) -> InputError:
 # -- PDF ---------------------------------------------------------------------------------------------
 
 
-def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
+def _pdf_text(data: bytes, source: str, notes: list[str], limit: TextLimit) -> str:
     try:
         import pypdf
     except ImportError:
@@ -176,7 +229,11 @@ def _pdf_text(data: bytes, source: str, notes: list[str]) -> str:
             if reader.is_encrypted and not reader.decrypt(""):  # "" opens files with an owner password only
                 raise InputError(f"{source}: an encrypted PDF (it needs a password); decrypt it first, e.g. "
                                  "qpdf --decrypt --password=PASSWORD in.pdf out.pdf")
-            pages = [_page_paragraphs(page) for page in reader.pages]
+            pages = []
+            for page in reader.pages:
+                pages.append(_page_paragraphs(page))
+                limit.add("\n\n".join(pages[-1]))
+                limit.add(2)  # the page's separator
         except InputError:
             raise
         except pypdf.errors.DependencyError as exc:  # AES encryption without the cryptography package
@@ -291,17 +348,49 @@ def _mostly_cjk(line: str) -> bool:
 # -- DOCX --------------------------------------------------------------------------------------------
 
 
-def _docx_text(data: bytes, source: str) -> str:
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_DOCX_BREAKS = frozenset(_W + tag for tag in ("p", "br", "cr", "tab", "tc", "noBreakHyphen"))
+
+
+def _docx_text_size(data: bytes, limit: TextLimit) -> None:
+    """Counts the text of word/document.xml as it streams through the parser, before python-docx builds the
+    whole tree: its w:t text, a byte for each paragraph, break or tab, three for each table cell's " | "."""
+    from lxml import etree
+
+    counter = TextLimit(limit.source, limit.max_bytes)
+    with zipfile.ZipFile(io.BytesIO(data)).open("word/document.xml") as stream:
+        for _, element in etree.iterparse(stream, events=("end",), huge_tree=True, resolve_entities=False,
+                                          no_network=True, load_dtd=False):
+            if element.tag == _W + "t":
+                counter.add(element.text or "")
+            elif element.tag in _DOCX_BREAKS:
+                counter.add(3 if element.tag == _W + "tc" else 1)
+            element.clear(keep_tail=True)
+            parent = element.getparent()
+            while parent is not None and element.getprevious() is not None:
+                del parent[0]
+
+
+def _docx_text(data: bytes, source: str, limit: TextLimit) -> str:
     try:
         import docx
         from docx.table import Table
     except ImportError:
         raise _missing(source, "a DOCX file", "python-docx", "docx") from None
     try:
+        _docx_text_size(data, limit)
         document = docx.Document(io.BytesIO(data))
         blocks = []
         for block in document.iter_inner_content():  # paragraphs and tables, in document order
-            blocks.append("\n".join(_table_rows(block)) if isinstance(block, Table) else block.text.strip())
+            if isinstance(block, Table):  # its rows counted as they come
+                blocks.append("\n".join(_table_rows(block, limit)))
+            else:
+                blocks.append(block.text.strip())
+                limit.add(blocks[-1])
+            if blocks[-1].strip():
+                limit.add(2)  # its separator
+    except InputError:
+        raise
     except Exception as exc:  # python-docx and lxml raise many kinds on a damaged file
         raise InputError(f"{source}: cannot read this DOCX file ({type(exc).__name__}: {exc})") from exc
     text = "\n\n".join(b for b in blocks if b.strip())
@@ -310,8 +399,9 @@ def _docx_text(data: bytes, source: str) -> str:
     return text
 
 
-def _table_rows(table) -> list[str]:
-    """Each row as its cells' text joined by " | "; a cell merged across columns counts once."""
+def _table_rows(table, limit: TextLimit) -> list[str]:
+    """Each row as its cells' text joined by " | "; a cell merged across columns counts once (one merged down
+    rows is on each: `limit` counts the rows as they come)."""
     rows = []
     for row in table.rows:
         cells, previous = [], None
@@ -322,4 +412,6 @@ def _table_rows(table) -> list[str]:
             cells.append(" ".join(cell.text.split()))
         if any(cells):
             rows.append(" | ".join(cells))
+            limit.add(rows[-1])
+            limit.add(1)
     return rows

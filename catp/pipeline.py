@@ -13,6 +13,7 @@ from fractions import Fraction
 from numbers import Integral
 from pathlib import Path
 
+from catp.arguments import check_encoding, check_pruner_arguments, positive_timeout
 from catp.annotate import annotate
 from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, has_lone_surrogates, read_input
 from catp.detect import detect_domain, detect_langs
@@ -59,7 +60,7 @@ class Pruner:
     TokenCounter; None is Qwen's BPE. scorer: "lexical" (default), "lm", "vllm", "auto" or a Scorer,
     with `scorer_options` for it (model, url, device, ...). gap_marker: put between non-adjacent kept
     pieces (counted in the budget). cue_window_tokens: tokens kept after but/however/但是 (1-4096).
-    regex_timeout: CPU seconds per rule and document. question_share: with a question, the share of
+    regex_timeout: CPU seconds per rule and document (None or inf: no timeout). question_share: with a question, the share of
     the budget the most relevant units take first.
 
     Raises RuleError (bad rule file or domain), TokenizerError, ModelError or CatpError (bad scorer,
@@ -77,17 +78,21 @@ class Pruner:
                  tokenizer: str | TokenCounter | None = None, scorer: str | Scorer | None = "lexical",
                  gap_marker: str = DEFAULT_GAP_MARKER, *, cue_window_tokens: int | None = None,
                  regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
+        check_pruner_arguments(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer,
+                               cue_window_tokens=cue_window_tokens, question_share=question_share,
+                               scorer_options=scorer_options)
         if not isinstance(gap_marker, str):
             raise CatpError(f"the gap marker must be a str, got {gap_marker!r}")
         if has_lone_surrogates(gap_marker):  # e.g. bytes that are not UTF-8 on the command line
             raise CatpError(f"the gap marker {gap_marker!r} holds lone surrogates (not valid UTF-8)")
         self.domain = None if domain in (None, "auto") else domain
-        self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(tokenizer)
+        self.tokens = tokenizer if isinstance(tokenizer, TokenCounter) else load_token_counter(
+            str(tokenizer) if isinstance(tokenizer, Path) else tokenizer)
         self.scorer = build_scorer(scorer, **(scorer_options or {}))
         self.gap_marker = gap_marker
         self.gap_tokens = self.tokens.count(gap_marker)
         self.cue_window_tokens = cue_window_tokens
-        self.regex_timeout = regex_timeout
+        self.regex_timeout = positive_timeout("regex_timeout", regex_timeout)
         self.question_share = question_share
         self._registries: dict[str, RuleRegistry] = {}
         self._policies: dict[tuple[str, str], SelectionPolicy] = {}
@@ -174,6 +179,7 @@ class Pruner:
             raise InputError("the text holds lone surrogates (not valid Unicode); decode bytes with Pruner.prune_bytes")
         if question is not None and not isinstance(question, str):
             raise InputError(f"the question must be a str, got {type(question).__name__}")
+        check_encoding(encoding)
         with _gc_paused(), pruning():
             return self._analyse(text, budget=budget, ratio=ratio, question=question, encoding=encoding)
 

@@ -23,7 +23,7 @@ def test_bad_rows_and_files_in_the_middle_are_error_rows(tmp_path):
     (folder / "2.bin").write_bytes(b"\x7fELF\x00\x01" + bytes(range(256)) * 4)
     (folder / "3.txt").write_bytes(b"")
     (folder / "4.txt").write_text(GOOD, encoding="utf-8")
-    proc = catp("batch", "in.jsonl", "docs", "--ratio", "1/2", "-o", "out.jsonl", cwd=tmp_path)
+    proc = catp("batch", "in.jsonl", "docs", "--glob", "*", "--ratio", "1/2", "-o", "out.jsonl", cwd=tmp_path)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 1 and b"Traceback" not in err, err
     out = rows(tmp_path / "out.jsonl")
@@ -70,7 +70,9 @@ def test_an_output_that_is_also_an_input_is_refused_before_it_is_emptied(tmp_pat
                     ["batch", "out.parquet", "-o", "out.parquet"]):
         proc = catp(*command, "--ratio", "1/2", cwd=tmp_path)
         _, err = proc.communicate(timeout=300)
-        assert proc.returncode == 2 and err.decode().startswith("catp: error: ") and b"also an input" in err, err
+        # an output inside a folder is left out of its files (issue 25 point 7): here that leaves none to read
+        assert proc.returncode == 2 and err.decode().startswith("catp: error: ") and (
+            b"also an input" in err or b"no files to read" in err), err
         assert source.read_bytes() == before and (tmp_path / "out.parquet" / "notes.txt").exists()
 
 

@@ -63,7 +63,7 @@ def jsonl(tmp_path: Path) -> Path:
 
 def test_folder_gives_one_row_per_file_in_sorted_order(folder, tmp_path):
     out = tmp_path / "out.jsonl"
-    summary = run_batch([folder], out, BatchOptions(ratio="1/3"), progress=False)
+    summary = run_batch([folder], out, BatchOptions(ratio="1/3", glob="*"), progress=False)  # every file, binary.dat too
     rows = rows_of(out)
     names = [Path(r["id"]).relative_to(folder).as_posix() for r in rows]
     assert names == ["a.txt", "b.txt", "sub/binary.dat", "sub/c.txt", "sub/empty.txt"]
@@ -111,7 +111,7 @@ def test_missing_input_is_an_error_row_not_a_crash(tmp_path):
 
 def test_two_jobs_give_the_same_rows_as_one(folder, jsonl, tmp_path):
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
-    options = BatchOptions(ratio="1/3")
+    options = BatchOptions(ratio="1/3", glob="*")  # every file of the folder, binary.dat too
     run_batch([folder, jsonl], one, options, jobs=1, progress=False)
     summary = run_batch([folder, jsonl], two, options, jobs=2, progress=False)
     assert comparable(rows_of(one)) == comparable(rows_of(two))

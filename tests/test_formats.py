@@ -614,8 +614,8 @@ def test_nul_and_lone_surrogates_become_replacement_characters_in_every_format(m
 
     assert formats._tokenizable("a\x00b\ud800c\udfff\U0001f600") == "a\ufffdb\ufffdc\ufffd\U0001f600"
     odd = "Fee\x00: \udc80USD 5"
-    monkeypatch.setattr(formats, "_pdf_text", lambda data, source, notes: odd)
-    monkeypatch.setattr(formats, "_docx_text", lambda data, source: odd)
+    monkeypatch.setattr(formats, "_pdf_text", lambda data, source, notes, limit: odd)
+    monkeypatch.setattr(formats, "_docx_text", lambda data, source, limit: odd)
     for kind in (formats.PDF, formats.DOCX):
         data = make_docx("h", ["p"], [("a",)]) if kind == formats.DOCX else b"%PDF-1.4"
         assert formats.extract(data, kind, "x", 10**6, []) == "Fee\ufffd: \ufffdUSD 5"

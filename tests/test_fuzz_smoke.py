@@ -13,7 +13,7 @@ pytest.importorskip("atheris")
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("harness", ["fuzz_prune.py", "fuzz_rules.py"])
+@pytest.mark.parametrize("harness", ["fuzz_prune.py", "fuzz_rules.py", "fuzz_html.py", "fuzz_docx.py", "fuzz_replies.py"])
 def test_fuzz_harness_runs_without_crashes(harness: str, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()

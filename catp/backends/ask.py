@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from catp.backends.base import Backend
 from catp.backends.budget import ChatCounter, EngineBudget, engine_budget
-from catp.backends.client import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, ContextLengthError, VLLMClient
+from catp.backends.client import DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_TOTAL_TIMEOUT, ContextLengthError, VLLMClient
 from catp.backends.messages import normalize_messages
 from catp.backends.templates import PromptTemplate, load_templates
 from catp.decode import has_lone_surrogates
@@ -89,6 +89,7 @@ def ask(
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     read_timeout: float = DEFAULT_READ_TIMEOUT,
     retries: int = 2,
+    timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
 ) -> AskResult:
     """Prune `document` (text, bytes, or a path) to fit, then ask `question` about it.
 
@@ -113,7 +114,7 @@ def ask(
         if not server:
             raise BackendError("no backend: give a server URL (--server) or a backend object")
         backend = VLLMClient(server, model=model, api_key=api_key, connect_timeout=connect_timeout,
-                             read_timeout=read_timeout, retries=retries)
+                             read_timeout=read_timeout, retries=retries, timeout=timeout)
     try:
         return _ask(backend, text, question, started=started, domain=domain, rules=rules, scorer=scorer,
                     tokenizer=tokenizer, pruner=pruner, template=template, lang=lang, extra_messages=messages,

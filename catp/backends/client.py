@@ -40,6 +40,11 @@ log = logging.getLogger("catp.backends.client")
 API_KEY_ENV = ("CATP_API_KEY", "OPENAI_API_KEY")
 DEFAULT_CONNECT_TIMEOUT = 5.0
 DEFAULT_READ_TIMEOUT = 120.0
+DEFAULT_TOTAL_TIMEOUT = 600.0  # one request, retries, body and stream included
+MAX_BODY_BYTES = 64 << 20  # a reply's body; an endless one is cut here, not read into memory
+MAX_LINE_BYTES = 4 << 20  # one line of a stream
+STREAM_SLACK_TOKENS = 16  # stream chunks of text past max_tokens before reading stops
+MAX_CHARS_PER_TOKEN = 64
 _CONNECTION_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
                       httpx.RemoteProtocolError, httpx.WriteError, httpx.WriteTimeout)
 
@@ -66,6 +71,11 @@ def split_server_url(server: str) -> tuple[str, str]:
         raise CatpError(f"server URL must start with http:// or https:// and name a host: {server!r}")
     if has_lone_surrogates(url):  # bytes that are not UTF-8 on the command line
         raise CatpError(f"server URL {server!r} holds lone surrogates (not valid UTF-8)")
+    try:  # brackets, ports and the like: httpx refused them only when the first request was built
+        httpx.URL(url).copy_with()
+        httpx.Request("GET", url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise CatpError(f"server URL {server!r} is not a valid URL ({exc})") from None
     root = url[: -len("/v1")] if url.endswith("/v1") else url
     return root, root + "/v1"
 
@@ -84,6 +94,7 @@ class VLLMClient:
         retries: int = 2,
         backoff_s: float = 0.5,
         max_backoff_s: float = 8.0,
+        timeout: float | None = DEFAULT_TOTAL_TIMEOUT,
     ) -> None:
         self.root_url, self.base_url = split_server_url(server)
         self.name = f"vLLM server {self.base_url}"
@@ -91,6 +102,7 @@ class VLLMClient:
         self.max_model_len_source = f"GET {self.base_url}/models max_model_len"
         self.retries, self.backoff_s, self.max_backoff_s = max(0, retries), backoff_s, max_backoff_s
         self.read_timeout = read_timeout
+        self.timeout = timeout  # seconds for a whole request (None: none); each read also waits read_timeout at most
         key = api_key or api_key_from_env()
         if key and not (key.isascii() and key.isprintable()):  # an HTTP header: never shown in the message
             raise CatpError("the API key (--api-key, CATP_API_KEY or OPENAI_API_KEY) must be printable ASCII")
@@ -227,14 +239,18 @@ class VLLMClient:
         """Yield text deltas, then one final `Generation`. Never hangs: each read is bounded by
         the read timeout, and a connection closed before `[DONE]` is an error."""
         payload = {**body, "stream": True, "stream_options": {"include_usage": True}}
-        resp = self._send("POST", url, json=payload, stream=True)
+        deadline = self._deadline()
+        resp = self._send("POST", url, json=payload, stream=True, deadline=deadline)
+        max_tokens = body.get("max_tokens")
+        most = None if not isinstance(max_tokens, int) else max_tokens + STREAM_SLACK_TOKENS
+        texts = chars = 0
         parts: list[str] = []
         finish = model = None
         usage = None
         chunks = 0
         done = False
         try:
-            for line in resp.iter_lines():
+            for line in _lines(resp, url, deadline, self.timeout):
                 if not line.startswith("data:"):
                     continue  # blank separators, ': keep-alive' comments, 'event:' lines
                 data = line[5:].strip()
@@ -249,6 +265,10 @@ class VLLMClient:
                     text = choice.delta.content if choice.delta else choice.text
                     finish = choice.finish_reason or finish
                     if text:
+                        texts, chars = texts + 1, chars + len(text)
+                        if most is not None and (texts > most or chars > most * MAX_CHARS_PER_TOKEN):
+                            raise BackendError(f"{url}: the server streamed more than max_tokens ({max_tokens}) "
+                                               "allows; stopped reading")
                         parts.append(text)
                         yield text
         except httpx.ReadTimeout as exc:
@@ -272,13 +292,31 @@ class VLLMClient:
     def _post_model(self, url: str, body: Mapping[str, Any], schema: type[BaseModel]) -> Any:
         return _validate(schema, _json(self._send("POST", url, json=dict(body)), url), url)
 
-    def _send(self, method: str, url: str, *, json: Any = None, stream: bool = False) -> httpx.Response:
-        """Send with bounded retries on connection errors, 429 and 5xx; raise BackendError otherwise."""
+    def _deadline(self) -> float | None:
+        return None if self.timeout is None else time.monotonic() + self.timeout
+
+    def _request_timeout(self, method: str, url: str, deadline: float | None) -> httpx.Timeout:
+        """The client's timeouts, none of them past the deadline."""
+        timeout = self._http.timeout
+        if deadline is None:
+            return timeout
+        left = _time_left(deadline, f"{method} {url}", self.timeout)
+        return httpx.Timeout(connect=min(timeout.connect, left), read=min(timeout.read, left),
+                             write=min(timeout.write, left), pool=min(timeout.pool, left))
+
+    def _send(self, method: str, url: str, *, json: Any = None, stream: bool = False,
+              deadline: float | None = None) -> httpx.Response:
+        """Send with bounded retries on connection errors, 429 and 5xx; raise BackendError otherwise. The whole
+        of it, a body read too (at most MAX_BODY_BYTES), ends by the deadline (the total timeout). With `stream`
+        the body is left to read (`_lines`)."""
+        deadline = self._deadline() if deadline is None else deadline
         attempts = self.retries + 1
         for attempt in range(1, attempts + 1):
             retry_after = None
             try:
-                resp = self._http.send(self._http.build_request(method, url, json=json), stream=stream)
+                request = self._http.build_request(method, url, json=json,
+                                                   timeout=self._request_timeout(method, url, deadline))
+                resp = self._http.send(request, stream=True)
             except _CONNECTION_ERRORS as exc:
                 error = BackendError(f"{method} {url}: cannot reach the server "
                                      f"({type(exc).__name__}: {exc or 'no detail'})")
@@ -287,10 +325,11 @@ class VLLMClient:
             except httpx.HTTPError as exc:
                 raise BackendError(f"{method} {url}: {type(exc).__name__}: {exc}") from exc
             else:
+                if resp.status_code < 400 and stream:
+                    return resp
+                resp = _read_body(resp, f"{method} {url}", deadline, self.timeout)
                 if resp.status_code < 400:
                     return resp
-                resp.read()
-                resp.close()
                 error = http_error(method, url, resp)
                 if resp.status_code != 429 and resp.status_code < 500:
                     raise error
@@ -300,9 +339,60 @@ class VLLMClient:
                 raise BackendError(f"{error}{suffix}")
             delay = min(self.max_backoff_s, retry_after if retry_after is not None
                         else self.backoff_s * 2 ** (attempt - 1))
+            if deadline is not None:
+                delay = min(delay, max(0.0, deadline - time.monotonic()))
             log.warning("%s; retry %d/%d in %.1fs", error, attempt, attempts - 1, delay)
             time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _time_left(deadline: float, what: str, total: float | None) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise BackendError(f"{what}: no complete reply within the total timeout of {total:g}s")
+    return left
+
+
+def _read_body(resp: httpx.Response, what: str, deadline: float | None, total: float | None) -> httpx.Response:
+    """The response with its body read: at most MAX_BODY_BYTES, and by the deadline (a body that drips a byte at
+    a time passes every read timeout)."""
+    body, size = [], 0
+    try:
+        for chunk in resp.iter_bytes():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise BackendError(f"{what}: HTTP {resp.status_code}: the reply is over {MAX_BODY_BYTES:,} bytes; "
+                                   "not read further")
+            if deadline is not None:
+                _time_left(deadline, what, total)
+            body.append(chunk)
+    except httpx.ReadTimeout as exc:
+        raise BackendError(f"{what}: HTTP {resp.status_code}: the body stalled (read timeout)") from exc
+    except (httpx.TransportError, httpx.StreamError) as exc:
+        raise BackendError(f"{what}: HTTP {resp.status_code}: the connection broke while reading the body "
+                           f"({type(exc).__name__}: {exc or 'closed'})") from exc
+    finally:
+        resp.close()
+    headers = {k: v for k, v in resp.headers.items() if k.lower() not in ("content-encoding", "content-length",
+                                                                             "transfer-encoding")}
+    return httpx.Response(resp.status_code, headers=headers, content=b"".join(body), request=resp.request)
+
+
+def _lines(resp: httpx.Response, url: str, deadline: float | None, total: float | None) -> Iterator[str]:
+    """A stream's lines (split at \\n, a \\r before it dropped), none longer than MAX_LINE_BYTES, all by the
+    deadline (keep-alive comments pass every read timeout)."""
+    buffer = b""
+    for chunk in resp.iter_bytes():
+        if deadline is not None:
+            _time_left(deadline, url, total)
+        lines = (buffer + chunk).split(b"\n")
+        buffer = lines.pop()
+        if len(buffer) > MAX_LINE_BYTES:
+            raise BackendError(f"{url}: a stream line over {MAX_LINE_BYTES:,} bytes; not read further")
+        for line in lines:
+            yield line.removesuffix(b"\r").decode("utf-8", "replace")
+    if buffer:
+        yield buffer.removesuffix(b"\r").decode("utf-8", "replace")
 
 
 def http_error(method: str, url: str, resp: httpx.Response) -> BackendError:
@@ -352,7 +442,7 @@ def _drain(events: Iterator[str | Generation], on_delta: Callable[[str], None]) 
 def _json(resp: httpx.Response, url: str) -> Any:
     try:
         return resp.json()
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError; nested too deep
         snippet = resp.text[:80].replace("\n", " ")
         raise BackendError(f"{url}: HTTP {resp.status_code} but the body is not valid JSON "
                            f"({exc.__class__.__name__}): {snippet!r}") from exc
@@ -361,6 +451,8 @@ def _json(resp: httpx.Response, url: str) -> Any:
 def _validate(schema: type[BaseModel], data: Any, url: str) -> Any:
     try:
         return schema.model_validate(data)
+    except RecursionError as exc:
+        raise BackendError(f"{url}: unexpected reply (nested too deeply)") from exc
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "body"
@@ -370,7 +462,7 @@ def _validate(schema: type[BaseModel], data: Any, url: str) -> Any:
 def _stream_chunk(data: str, url: str, index: int) -> StreamChunk:
     try:
         obj = json.loads(data)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BackendError(f"{url}: stream chunk {index} is not valid JSON: {data[:80]!r}") from exc
     if isinstance(obj, dict) and "error" in obj:
         err = obj["error"]
@@ -382,7 +474,7 @@ def _stream_chunk(data: str, url: str, index: int) -> StreamChunk:
 def _error_fields(resp: httpx.Response) -> tuple[str, str | None, str | None]:
     try:
         data = resp.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return resp.text.strip().replace("\n", " ")[:200], None, None
     err = data.get("error", data) if isinstance(data, dict) else data
     if isinstance(err, dict):

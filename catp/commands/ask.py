@@ -12,6 +12,7 @@ import typer
 from catp.commands.output import echo_text
 from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
 from catp.errors import CatpError
+from catp.jsontext import model_json
 
 
 class Format(str, Enum):
@@ -39,6 +40,7 @@ def ask_command(
     connect_timeout: float = typer.Option(5.0, "--connect-timeout", help="Seconds to wait for a connection."),
     read_timeout: float = typer.Option(120.0, "--read-timeout", help="Seconds to wait for each read."),
     retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds for each request in all: retries, body and stream."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text (the answer) or json (the whole result)."),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings or summary on stderr."),
@@ -47,7 +49,7 @@ def ask_command(
     from catp.backends.ask import ask
     from catp.decode import read_text
 
-    check_timeouts(connect_timeout, read_timeout)
+    check_timeouts(connect_timeout, read_timeout, timeout)
     text, _ = read_text(file, encoding=encoding)
     if not quiet:
         log_to_stderr()
@@ -65,7 +67,8 @@ def ask_command(
                      rules=[str(r) for r in rules], tokenizer=tokenizer, lang=lang.value if lang else None,
                      template=template, messages=[{"role": "system", "content": system}] if system else (),
                      max_tokens=max_tokens, concurrency=concurrency, budget=budget, on_delta=printer,
-                     connect_timeout=connect_timeout, read_timeout=read_timeout, retries=retries)
+                     connect_timeout=connect_timeout, read_timeout=read_timeout, retries=retries,
+                     timeout=timeout)
     except CatpError as exc:
         if not printed:
             raise
@@ -77,7 +80,7 @@ def ask_command(
         echo_text(result.prune.text, err=True)
         typer.echo("--- end ---", err=True)
     if fmt is Format.json:
-        typer.echo(result.model_dump_json(indent=2))
+        typer.echo(model_json(result, indent=2))
     elif printer is not None:
         out.write("\n")
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Optional
 
@@ -52,7 +54,7 @@ def batch_command(
     text_field: str = typer.Option("text", "--text-field", help="JSONL field or Parquet column holding the document."),
     id_field: str = typer.Option("id", "--id-field", help="JSONL field or Parquet column holding the id "
                                                           "(else FILE:LINE, FILE:ROW for Parquet)."),
-    glob: str = typer.Option("*", "--glob", help="Which files of a folder to read, e.g. '*.txt'."),
+    glob: Optional[str] = typer.Option(None, "--glob", help="Which files of a folder to read, e.g. '*.txt' (default: text, Markdown, PDF, DOCX, HTML, JSONL and Parquet files)."),
     encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection for text and HTML files (not PDF or DOCX)."),
     max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse text files larger than this."),
     setup: Optional[str] = typer.Option(None, "--setup", help="MODULE:FUNCTION run first in each worker (register custom scorers or matchers)."),
@@ -79,7 +81,7 @@ def batch_command(
 
         parse_ratio(ratio)  # a bad ratio is one error, not one per row
     loaded_rules = _check_settings(domain, rules, tokenizer, scorer, cue_window, setup)
-    _check_folders(inputs, glob)
+    _check_folders(inputs, glob, output)
     options = BatchOptions(
         budget=budget, ratio=ratio, question=question, domain=domain, rules=loaded_rules,
         tokenizer=tokenizer, scorer=scorer,
@@ -130,15 +132,17 @@ def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], sc
     return loaded
 
 
-def _check_folders(inputs: list[str], glob: str) -> None:
+def _check_folders(inputs: list[str], glob: str | None, output=None) -> None:
     """A folder with no file to read is a mistake (a wrong path or --glob), not an empty result that
-    replaces --out. Stops at the first file found."""
+    replaces --out."""
+    from catp.batch import folder_files
+
+    exclude = None if output is None or str(output) == "-" else os.path.realpath(output)
     for name in inputs:
         folder = Path(name)
-        if name != "-" and folder.is_dir() and not any(
-                p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-                for p in folder.rglob(glob)):
-            raise CatpError(f"{name}: no files to read in this folder (--glob {glob!r})")
+        if name != "-" and folder.is_dir() and not folder_files(folder, glob, exclude):
+            which = f"--glob {glob!r}" if glob else "no text, Markdown, PDF, DOCX, HTML, JSONL or Parquet file; --glob '*' takes every file"
+            raise CatpError(f"{name}: no files to read in this folder ({which})")
 
 
 def register(app: typer.Typer) -> None:

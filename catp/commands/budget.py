@@ -41,6 +41,7 @@ def budget_command(
     connect_timeout: float = typer.Option(5.0, "--connect-timeout", help="Seconds to wait for a connection."),
     read_timeout: float = typer.Option(60.0, "--read-timeout", help="Seconds to wait for each read."),
     retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds for each request in all: retries, body and stream."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text or json."),
 ) -> None:
     """Print the engine's budget: max_model_len, KV-cache share per request, prompt overhead, document budget."""
@@ -48,12 +49,13 @@ def budget_command(
     from catp.backends.client import VLLMClient
     from catp.backends.templates import load_templates
 
-    check_timeouts(connect_timeout, read_timeout)
+    check_timeouts(connect_timeout, read_timeout, timeout)
     log_to_stderr()
     tmpl = load_templates(template)[lang.value]
     *head, user = tmpl.render("", question, gap="…")
     with VLLMClient(server, model=model, api_key=api_key, connect_timeout=connect_timeout,
-                    read_timeout=read_timeout, retries=retries) as client:
+                    read_timeout=read_timeout, retries=retries,
+                    timeout=timeout) as client:
         figures = engine_budget(client, ChatCounter(client), [*head, user], max_tokens=max_tokens,
                                 concurrency=concurrency, max_model_len=max_model_len, use_metrics=metrics)
     if fmt is Format.json:
@@ -78,11 +80,12 @@ def print_budget(figures) -> None:
         typer.echo(f"catp: warning: {warning}", err=True)
 
 
-def check_timeouts(connect_timeout: float, read_timeout: float) -> None:
+def check_timeouts(connect_timeout: float, read_timeout: float, timeout: float = 1.0) -> None:
     """Timeouts must be positive: httpx takes 0 as 'do not wait' and a negative one crashes the socket."""
     from catp.errors import CatpError
 
-    for name, value in (("--connect-timeout", connect_timeout), ("--read-timeout", read_timeout)):
+    for name, value in (("--connect-timeout", connect_timeout), ("--read-timeout", read_timeout),
+                        ("--timeout", timeout)):
         if not value > 0:
             raise CatpError(f"{name} must be more than 0 seconds, got {value}")
 

@@ -21,6 +21,7 @@ from catp.commands.scorer_options import (
     scorer_url_option,
 )
 from catp.errors import CatpError
+from catp.jsontext import model_json
 
 
 class Format(str, Enum):
@@ -102,7 +103,7 @@ def prune_command(
         doc = pruner.analyse(decoded.text, budget=budget, ratio=ratio, question=question, encoding=decoded.encoding)
     result = with_input(pruner.finish(doc), decoded)
     if fmt is Format.json:
-        rendered = result.model_dump_json(indent=2)
+        rendered = model_json(result, indent=2)  # a warning may name a file whose name is not UTF-8
     elif fmt is Format.html:
         rendered = to_html(doc, result)
     else:
@@ -139,7 +140,7 @@ def _prune_many(files: list[str], fmt: Format, output: Optional[Path], jobs: int
     if fmt is not Format.json and fmt is not Format.text:
         raise CatpError(f"--format {fmt.value} is for one document; many documents are written as JSONL rows")
     batch_command(inputs=files, output="-" if output is None else str(output), jobs=jobs, engine="local",
-                  address=None, resume=False, text_field="text", id_field="id", glob="*", setup=None,
+                  address=None, resume=False, text_field="text", id_field="id", glob=None, setup=None,
                   progress=True, **settings)
 
 

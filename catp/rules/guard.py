@@ -16,6 +16,8 @@ import threading
 import time
 from contextlib import contextmanager
 
+NO_LIMIT_S = 1e6  # a timeout of this many CPU seconds (11 days) or more is none
+
 _armed = False  # a timer of ours is running: its signal means the rule ran out of time
 _pruning = 0  # threads inside `pruning()`
 _pruning_lock = threading.Lock()
@@ -57,13 +59,17 @@ class Guard:
     """`with Guard(timeout) as guard:` around a rule's scans; each search passes `timeout=guard.left()`
     (None while the timer guards them). A TimeoutError leaves the block when the time is up."""
 
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
+    def __init__(self, timeout: float | None) -> None:
+        # None, inf or a timeout past NO_LIMIT_S: no timeout (setitimer and regex's timeout= overflow on those,
+        # and regex then timed out at once)
+        self.timeout = None if timeout is None or not timeout < NO_LIMIT_S else timeout
         self.timed = False
-        self.deadline = 0.0
+        self.deadline = float("inf")
 
     def __enter__(self) -> Guard:
         global _armed
+        if self.timeout is None:
+            return self
         if not _armed and self.timeout > 0 and _timer_usable():
             _armed = self.timed = True
             try:
@@ -86,19 +92,17 @@ class Guard:
         (concurrent) other threads' work counts too: a TimeoutError raised while this thread still has time
         left came from them, and the scans run again holding the GIL (no other Python thread runs then, so
         only threads outside Python still count). Only the thread's own CPU time running out is a timeout."""
-        concurrent = True
-        while True:
-            try:
-                return run(concurrent)
-            except TimeoutError:
-                if self.timed or time.thread_time() >= self.deadline:
-                    raise
-                concurrent = False
+        try:
+            return run(True)
+        except TimeoutError:
+            if self.timed or time.thread_time() >= self.deadline:
+                raise
+        return run(False)  # once: holding the GIL, a TimeoutError is this thread's own
 
     def left(self) -> float | None:
         """The timeout for the next search: None under the timer, else the CPU seconds left
         (TimeoutError when none are)."""
-        return None if self.timed else time_left(self.deadline)
+        return None if self.timed or self.timeout is None else time_left(self.deadline)
 
 
 def time_left(deadline: float) -> float:

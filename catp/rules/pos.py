@@ -446,13 +446,18 @@ def _match_en_each(rule: PosRule, text: str, sentences: list[tuple[int, int]]) -
             bases.append(base)
             base += rb - ra + len(_SEPARATOR)
     found: list[list[tuple[int, int]]] = [[] for _ in sentences]
-    if pieces:
-        doc = _spacy_en().make_doc(_SEPARATOR.join(pieces))
+    first = 0
+    while first < len(pieces):  # in calls of at most SPACY_CHUNK_CHARS (a window longer than that alone)
+        last = first + 1
+        while last < len(pieces) and bases[last] + len(pieces[last]) - bases[first] <= SPACY_CHUNK_CHARS:
+            last += 1
+        doc = _make_doc(_SEPARATOR.join(pieces[first:last]))
         for _, s, e in _en_matcher(rule)(doc):
             tail = doc[e - 1]
-            a, b = doc[s].idx, tail.idx + len(tail.text)
+            a, b = bases[first] + doc[s].idx, bases[first] + tail.idx + len(tail.text)
             w = bisect_right(bases, a) - 1
             found[owners[w]].append((starts[w] + a - bases[w], starts[w] + b - bases[w]))
+        first = last
     for spans in found:
         spans.sort()
         spans[:] = _leftmost(spans, 0)
@@ -523,8 +528,18 @@ def _first_word_finder(rule: PosRule) -> tuple | None:
     return finder
 
 
+SPACY_CHUNK_CHARS = 100_000  # text per spaCy call: bounded memory (spaCy refuses over nlp.max_length, 1,000,000)
+
+
+def _make_doc(text: str):
+    """spaCy's tokens of `text`, any length: the tokenizer alone, without `make_doc`'s nlp.max_length
+    check, which guards the parser's and NER's memory (neither runs here). Callers split the text they
+    can (windows, sentences) into calls of at most SPACY_CHUNK_CHARS."""
+    return _spacy_en().tokenizer(text)
+
+
 def _en_spans(rule: PosRule, sentence: str, offset: int) -> list[tuple[int, int]]:
-    doc = _spacy_en().make_doc(sentence)
+    doc = _make_doc(sentence)
     out = []
     for _, s, e in _en_matcher(rule)(doc):
         tail = doc[e - 1]
