@@ -80,7 +80,7 @@ def check_pruner_arguments(*, domain, rules, tokenizer, scorer, cue_window_token
 
     if scorer is not None and not isinstance(scorer, (str, Scorer)):
         raise CatpError(f"scorer must be a name (lexical, lm, vllm, auto), a Scorer or None, got {scorer!r}")
-    number("cue_window_tokens", cue_window_tokens, low=1, high=4096, integer=True, none=True)
+    number("cue window (cue_window_tokens, --cue-window)", cue_window_tokens, low=1, high=4096, integer=True, none=True)
     number("question_share", question_share, low=0, high=1)
     if scorer_options is not None and not isinstance(scorer_options, dict):
         raise CatpError(f"scorer_options must be a dict or None, got {scorer_options!r}")

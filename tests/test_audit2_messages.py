@@ -22,7 +22,7 @@ def test_the_forced_out_warning_says_where_the_list_is():
     proc = run("-m", "catp", "prune", str(CONTRACT), "--ratio", "1/6")
     warnings = [line for line in proc.stderr.decode().splitlines() if "protected spans" in line]
     assert proc.returncode == 0 and len(warnings) == 1, proc.stderr
-    assert "did not fit" in warnings[0] and "dropped_protected" in warnings[0] and "--format json" in warnings[0]
+    assert "forced out" in warnings[0] and "dropped_protected" in warnings[0] and "--format json" in warnings[0]
 
 
 def test_batch_writes_no_progress_bar_into_a_log(tmp_path):

@@ -131,7 +131,7 @@ def test_parquet_in_and_out_give_the_rows_of_jsonl(mixed, tmp_path):
     summary = run_batch([source], tmp_path / "out.parquet", options, rows_per_file=2, progress=False)
     run_batch([source], tmp_path / "out.jsonl", options, progress=False)
     assert sorted(p.name for p in (tmp_path / "out.parquet").iterdir()) == \
-        ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+        [".catp-batch.lock", "part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]  # readers skip dot files
     rows = read_rows(tmp_path / "out.parquet")
     assert [r["id"] for r in rows] == ["a", f"{source}:2", "c", "d", "e"]
     assert [r["error"] is None for r in rows] == [True, True, False, False, True]
