@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
 from catp.errors import BudgetError, InputError
 from catp.result import DroppedProtected, KeptSpan
 
@@ -219,3 +221,33 @@ def _split(result, texts: list[str], starts: list[int], gap_marker: str):
                    for d in result.dropped_protected if base <= d.start < end]  # clipped at the text's end
         pieces.append((gap_marker.join(text[s.start:s.end] for s in kept), kept, dropped))
     return pieces
+
+
+class PrunerSettings(BaseModel):
+    """The settings of a framework component that prunes with a DocumentsPruner (LangChain's compressor,
+    LlamaIndex's postprocessor: both pydantic models), and the DocumentsPruner built from them."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    budget: int | None = None
+    ratio: float | str | None = None
+    server: str | None = None
+    shared: bool = False
+    domain: str | None = None
+    rules: str | Path | list[str | Path] = []
+    tokenizer: str | None = None
+    scorer: str = "lexical"
+    max_tokens: int = 512
+    concurrency: int = 1
+    model: str | None = None
+    api_key: str | None = None
+    drop_empty: bool = True
+    pruner: Any = Field(default=None, exclude=True)  # a ready catp.Pruner to share (its rules, tokenizer, cache)
+
+    _pruner: DocumentsPruner = PrivateAttr()
+
+    def model_post_init(self, context: Any) -> None:
+        self._pruner = DocumentsPruner(
+            budget=self.budget, ratio=self.ratio, server=self.server, shared=self.shared, domain=self.domain,
+            rules=self.rules, tokenizer=self.tokenizer, scorer=self.scorer, max_tokens=self.max_tokens,
+            concurrency=self.concurrency, model=self.model, api_key=self.api_key, pruner=self.pruner)

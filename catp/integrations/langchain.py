@@ -15,19 +15,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from langchain_core.callbacks import Callbacks
 from langchain_core.documents import BaseDocumentCompressor, Document
-from pydantic import ConfigDict, Field, PrivateAttr
 
-from catp.integrations.core import DocumentsPruner, PrunedText
+from catp.integrations.core import PrunedText, PrunerSettings
 
 log = logging.getLogger("catp.integrations")
 
 
-class CatpCompressor(BaseDocumentCompressor):
+class CatpCompressor(PrunerSettings, BaseDocumentCompressor):
     """Prunes retrieved documents with the query as catp's question.
 
     Budget: `budget` (tokens), `ratio` ("1/6") or `server` (a vLLM server URL: `catp ask`'s document budget), per
@@ -36,31 +33,6 @@ class CatpCompressor(BaseDocumentCompressor):
     `catp.Pruner`; `max_tokens`, `concurrency`, `model`, `api_key` for the server budget. `pruner`: a ready `catp.Pruner`
     to use (and share) instead of building one from these settings.
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    budget: int | None = None
-    ratio: float | str | None = None
-    server: str | None = None
-    shared: bool = False
-    domain: str | None = None
-    rules: str | Path | list[str | Path] = []
-    tokenizer: str | None = None
-    scorer: str = "lexical"
-    max_tokens: int = 512
-    concurrency: int = 1
-    model: str | None = None
-    api_key: str | None = None
-    drop_empty: bool = True
-    pruner: Any = Field(default=None, exclude=True)  # a ready catp.Pruner to share (its rules, tokenizer, cache)
-
-    _pruner: DocumentsPruner = PrivateAttr()
-
-    def model_post_init(self, context: Any) -> None:
-        self._pruner = DocumentsPruner(
-            budget=self.budget, ratio=self.ratio, server=self.server, shared=self.shared, domain=self.domain,
-            rules=self.rules, tokenizer=self.tokenizer, scorer=self.scorer, max_tokens=self.max_tokens,
-            concurrency=self.concurrency, model=self.model, api_key=self.api_key, pruner=self.pruner)
 
     def compress_documents(self, documents: Sequence[Document], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[Document]:

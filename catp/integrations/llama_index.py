@@ -13,19 +13,16 @@ keeps it).
 from __future__ import annotations
 
 import logging
-from pathlib import Path
-from typing import Any
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from catp.integrations.core import DocumentsPruner, PrunedText
+from catp.integrations.core import PrunedText, PrunerSettings
 
 log = logging.getLogger("catp.integrations")
 
 
-class CatpPostprocessor(BaseNodePostprocessor):
+class CatpPostprocessor(PrunerSettings, BaseNodePostprocessor):
     """Prunes retrieved nodes to a token budget with the query string as catp's question.
 
     Budget: `budget` (tokens), `ratio` ("1/6") or `server` (a vLLM server URL: `catp ask`'s document budget), per
@@ -33,29 +30,6 @@ class CatpPostprocessor(BaseNodePostprocessor):
     shared). `domain`: "auto" or a domain; `rules`: rule files; `tokenizer`, `scorer` as for `catp.Pruner`.
     `pruner`: a ready `catp.Pruner` to use (and share) instead of building one from these settings.
     """
-
-    budget: int | None = None
-    ratio: float | str | None = None
-    server: str | None = None
-    shared: bool = False
-    domain: str | None = None
-    rules: str | Path | list[str | Path] = []
-    tokenizer: str | None = None
-    scorer: str = "lexical"
-    max_tokens: int = 512
-    concurrency: int = 1
-    model: str | None = None
-    api_key: str | None = None
-    drop_empty: bool = True
-    pruner: Any = Field(default=None, exclude=True)  # a ready catp.Pruner to share (its rules, tokenizer, cache)
-
-    _pruner: DocumentsPruner = PrivateAttr()
-
-    def model_post_init(self, context: Any) -> None:
-        self._pruner = DocumentsPruner(
-            budget=self.budget, ratio=self.ratio, server=self.server, shared=self.shared, domain=self.domain,
-            rules=self.rules, tokenizer=self.tokenizer, scorer=self.scorer, max_tokens=self.max_tokens,
-            concurrency=self.concurrency, model=self.model, api_key=self.api_key, pruner=self.pruner)
 
     @classmethod
     def class_name(cls) -> str:
