@@ -69,9 +69,9 @@ def long_chat(question: str = QUESTION) -> list[dict[str, str]]:
             {"role": "user", "content": question}]
 
 
-def running(vllm_server) -> float:
+def generated(vllm_server) -> float:
     text = httpx.get(vllm_server.root + "/metrics", timeout=10).text
-    return sum(float(v) for v in re.findall(r"^vllm:num_requests_running\{[^}]*\} (\S+)", text, re.M))
+    return sum(float(v) for v in re.findall(r"^vllm:generation_tokens_total\{[^}]*\} (\S+)", text, re.M))
 
 
 def test_short_chat_passes_through_unpruned(gateway, vllm_server):
@@ -113,21 +113,20 @@ def test_completions_long_prompt_is_pruned(gateway, vllm_server):
 
 
 def test_streaming_passes_chunks_as_they_come(gateway, vllm_server):
+    """A buffering gateway would send the first chunk only after the engine had generated all of them. The check
+    is on vLLM's token counter (its gauges lag behind its steps): at the first chunk, most tokens are still to come."""
+    asked = 1500
+    before = generated(vllm_server)
     stream = sdk(gateway).chat.completions.create(
-        model=vllm_server.model, messages=long_chat(), max_tokens=400, stream=True, extra_body=LONG)
-    pieces, running_at_first = [], None
+        model=vllm_server.model, messages=long_chat(), max_tokens=asked, stream=True, extra_body=LONG)
+    pieces, generated_at_first = [], None
     for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
             if not pieces:
-                running_at_first = running(vllm_server)  # the engine is still generating: nothing was buffered
+                generated_at_first = generated(vllm_server) - before
             pieces.append(chunk.choices[0].delta.content)
-    assert running_at_first == 1
-    assert len(pieces) > 100
-
-
-def generated(vllm_server) -> float:
-    text = httpx.get(vllm_server.root + "/metrics", timeout=10).text
-    return sum(float(v) for v in re.findall(r"^vllm:generation_tokens_total\{[^}]*\} (\S+)", text, re.M))
+    assert generated_at_first < asked / 2
+    assert len(pieces) > asked / 2
 
 
 def test_client_disconnect_cancels_the_upstream_request(gateway, vllm_server):
@@ -152,7 +151,7 @@ def test_client_disconnect_cancels_the_upstream_request(gateway, vllm_server):
         if now == last:
             break
         last = now
-    assert 20 <= last - before < asked / 2
+    assert 10 <= last - before < asked / 2  # the first of the 20 data lines carries the role, not a token
 
 
 def test_extra_body_control(gateway, vllm_server):
