@@ -1,4 +1,4 @@
-"""Digest of pruning outputs over the evals data and the benchmark corpora, for checking that a
+"""Digest of pruning outputs over the evals data, the examples and the benchmark corpora, for checking that a
 performance change is behaviour-preserving: run before and after, then `diff` (or `--compare A B`).
 
     python benchmarks/outputs.py --out /tmp/before.jsonl
@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import corpora  # noqa: E402
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SETS = ("cuad", "cail2019_cjrc", "ccks2017_cner", "tatqa", "e3c_en")
 
 
@@ -41,6 +42,8 @@ def documents(limit: int | None):
                 rec = json.loads(line)
                 q = rec["questions"][0]["question"] if rec.get("questions") else None
                 yield rec["id"], rec["domain"], rec["text"], q
+    for path in sorted(EXAMPLES.glob("*.txt")):  # the domain detected, as `catp prune FILE` does
+        yield f"example-{path.stem}", None, path.read_text(encoding="utf-8"), None
     for kind in ("cuad", "zh", *corpora.SYNTHETIC):
         yield f"bench-{kind}-32k", corpora.DOMAIN[kind], corpora.build(kind, 32_768), None
 
@@ -58,7 +61,7 @@ def main() -> int:
         return 1 if diff or len(a) != len(b) else 0
     from catp.pipeline import Pruner
 
-    pruners: dict[str, Pruner] = {}
+    pruners: dict[str | None, Pruner] = {}
     with open(args.out, "w", encoding="utf-8") as out:
         for doc_id, domain, text, question in documents(args.limit):
             pruner = pruners.setdefault(domain, Pruner(domain=domain))
