@@ -5,7 +5,7 @@ Every error catp raises for bad input, rules, settings or servers is a `CatpErro
 - `InputError`: the document (empty, binary, undecodable, too large, not a str).
 - `BudgetError`: no budget, both a budget and a ratio, or a bad value.
 - `RuleError`: a rule file or an unknown domain; names the file, line and rule id.
-- `TokenizerError`: a tokenizer that cannot be loaded or fails its hash check (defined in catp.tokens).
+- `TokenizerError`: a tokenizer that cannot be loaded or fails its hash check.
 - `ModelError`: a scorer model that is missing, unsafe or fails its integrity check.
 - `BackendError` (exit code 3): a vLLM server or engine failed.
 - `CatpError` itself: other bad settings (an unknown scorer, a cue window out of range).
@@ -52,13 +52,9 @@ class BackendError(CatpError):
         super().__init__(" ".join(str(message).splitlines()))
 
 
+class TokenizerError(CatpError):
+    """The tokenizer cannot be found, loaded or trusted."""
+
+
 class ModelError(CatpError):
     """A scorer model is missing, unsafe or fails its integrity check."""
-
-
-def __getattr__(name: str):
-    if name == "TokenizerError":  # lives with the tokenizer (catp.tokens imports this module)
-        from catp.tokens import TokenizerError
-
-        return TokenizerError
-    raise AttributeError(f"module 'catp.errors' has no attribute {name!r}")

