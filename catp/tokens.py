@@ -26,7 +26,7 @@ class TokenCounter:
     """Counts tokens and maps them to character offsets, with a `tokenizers.Tokenizer`."""
 
     def __init__(self, tokenizer, name: str) -> None:
-        self._tok = tokenizer
+        self.tokenizer = tokenizer  # the tokenizers.Tokenizer
         self.name = name
         self._chunk_safe: bool | None = None
         self._byte_sizes = None  # per token id, the bytes it stands for (0: not looked up yet)
@@ -34,6 +34,14 @@ class TokenCounter:
         self._added: dict[int, str] = {}
         self._last_count: tuple[str, int] = ("", 0)
         self._piece_counts: tuple = ("", [], "", {})  # count_joined's shares, for one analysed text
+
+    @property
+    def _tok(self):  # the old name, kept: benchmarks/ab_trees.py runs one child script against older trees too
+        return self.tokenizer
+
+    @_tok.setter
+    def _tok(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()  # pickled without the texts it last counted
@@ -55,7 +63,7 @@ class TokenCounter:
 
     def count_joined(self, text: str, token_starts: list[int], pieces: list[tuple[int, int]], separator: str) -> int:
         """count(separator.join(text[a:b] for a, b in pieces)), from the token starts of `text` where they
-        hold. With a chunk-safe tokenizer (see token_starts), some cuts (_is_cut: a space after a non-space
+        hold. With a chunk-safe tokenizer (see token_starts), some cuts (is_cut: a space after a non-space
         character, a comma or full stop after a letter ...) split the tokens of any text in two, the same on
         either side. So the tokens of each piece from its first such cut to its last are those of `text`
         there (counted from `token_starts`); only the rest, with the separators, is encoded: the pieces'
@@ -64,9 +72,9 @@ class TokenCounter:
         starts (the pruner counts again after dropping a few units).
         The joined text is remembered as `count` remembers it (the pruner counts its output again)."""
         joined = separator.join([text[a:b] for a, b in pieces])
-        if not token_starts or len(joined) < 10_000 or not self._chunkable():
+        if not token_starts or len(joined) < 10_000 or not self.chunkable():
             return self.count(joined)
-        cut = next((c for c in range(1, len(separator)) if _is_cut(separator[c - 1], separator[c])), None)
+        cut = next((c for c in range(1, len(separator)) if is_cut(separator[c - 1], separator[c])), None)
         if cut is None:
             edges: list[str] = []  # the joined text without each piece's inner part
             n = 0
@@ -103,9 +111,9 @@ class TokenCounter:
 
     def _encode_many(self, texts: list[str]):
         """One batch encode, without offsets where the tokenizer can leave them out (tokenizers >= 0.20)."""
-        encode_fast = getattr(self._tok, "encode_batch_fast", None)
+        encode_fast = getattr(self.tokenizer, "encode_batch_fast", None)
         if encode_fast is None:
-            return self._tok.encode_batch(texts, add_special_tokens=False)
+            return self.tokenizer.encode_batch(texts, add_special_tokens=False)
         return encode_fast(texts, add_special_tokens=False)
 
     def _n_tokens(self, text: str) -> int:
@@ -115,19 +123,19 @@ class TokenCounter:
         """Character offset where each token starts, exactly as one encode of the whole text gives.
         A long text is encoded in chunks, in parallel (the Rust side uses every core), when the
         tokenizer is a byte-level BPE with a regex pre-tokenizer (Qwen, GPT-2 style): chunks are cut
-        only where that pre-tokenizer always cuts (see _safe_chunks), so the tokens do not change.
+        only where that pre-tokenizer always cuts (see safe_chunks), so the tokens do not change.
         (200K-character chunks save 2-3% of the CPU on cuad 128K but raise the peak RSS by 40 MB.)
         For such a tokenizer the starts come from the token ids (see _starts_from_ids)."""
         if not text:
             return []
-        if not self._chunkable():
-            return [s for s, _ in self._tok.encode(text, add_special_tokens=False).offsets]
-        pieces = _safe_chunks(text, chunk_chars) if len(text) > chunk_chars else [(0, len(text))]
+        if not self.chunkable():
+            return [s for s, _ in self.tokenizer.encode(text, add_special_tokens=False).offsets]
+        pieces = safe_chunks(text, chunk_chars) if len(text) > chunk_chars else [(0, len(text))]
         chunks = [text[a:b] for a, b in pieces]
         starts = self._starts_from_ids(chunks, pieces)
         if starts is not None:
             return starts
-        encodings = self._tok.encode_batch(chunks, add_special_tokens=False)
+        encodings = self.tokenizer.encode_batch(chunks, add_special_tokens=False)
         starts = []
         for (base, _), enc in zip(pieces, encodings):
             starts.extend([base + s for s, _ in enc.offsets] if base else [s for s, _ in enc.offsets])
@@ -142,7 +150,7 @@ class TokenCounter:
         bytes the tokens stand for do not add up to the text's."""
         import numpy as np
 
-        encode_fast = getattr(self._tok, "encode_batch_fast", None)  # tokenizers >= 0.20: no offsets
+        encode_fast = getattr(self.tokenizer, "encode_batch_fast", None)  # tokenizers >= 0.20: no offsets
         if encode_fast is None or not all(unicodedata.is_normalized("NFC", c) for c in chunks):
             return None
         starts = []
@@ -175,14 +183,14 @@ class TokenCounter:
         if self._byte_sizes is None:
             from tokenizers.pre_tokenizers import ByteLevel
 
-            self._byte_sizes = np.zeros(self._tok.get_vocab_size(with_added_tokens=True), dtype=np.int64)
+            self._byte_sizes = np.zeros(self.tokenizer.get_vocab_size(with_added_tokens=True), dtype=np.int64)
             self._byte_alphabet = frozenset(ByteLevel.alphabet())
-            self._added = {i: t.content for i, t in self._tok.get_added_tokens_decoder().items()}
+            self._added = {i: t.content for i, t in self.tokenizer.get_added_tokens_decoder().items()}
         known = self._byte_sizes
         if len(ids) and ids.max() >= len(known):
             return None
         for i in np.unique(ids[known[ids] == 0]).tolist():
-            token = self._tok.id_to_token(i)
+            token = self.tokenizer.id_to_token(i)
             if i in self._added:
                 known[i] = len(self._added[i].encode("utf-8"))
             elif token and set(token) <= self._byte_alphabet:
@@ -191,9 +199,11 @@ class TokenCounter:
                 return None
         return known[ids]
 
-    def _chunkable(self) -> bool:
+    def chunkable(self) -> bool:
+        """True when this tokenizer can be cut at safe_chunks' boundaries and counted from token starts
+        (a byte-level BPE with Qwen's pre-tokenizer regex)."""
         if self._chunk_safe is None:
-            self._chunk_safe = _regex_byte_level(self._tok)
+            self._chunk_safe = _regex_byte_level(self.tokenizer)
         return self._chunk_safe
 
     def window_end(self, starts: list[int], offset: int, n_tokens: int, text_len: int) -> int:
@@ -226,7 +236,7 @@ def _regex_byte_level(tok) -> bool:
         model == "BPE"
 
 
-def _safe_chunks(text: str, size: int) -> list[tuple[int, int]]:
+def safe_chunks(text: str, size: int) -> list[tuple[int, int]]:
     """Pieces of about `size` characters, cut only at safe boundaries: after a newline followed by a
     non-space character (preferred), else before a space that follows a non-space character; when
     neither is found in the second half of the window, at the next one after it (else never)."""
@@ -266,56 +276,57 @@ def _last_safe_cut(text: str, lo: int, hi: int) -> int | None:
 # letter into punctuation; a mark starts a piece of its own, and NFC never joins it to the letter).
 # An ASCII digit is a piece of its own (\p{N}): a cut after a letter and before it, and one after it
 # before an ASCII character, a Han character or a mark (characters NFC never joins to a digit).
-_CUT_MARKS = "，。；：、！？）】〕》」”,.;:!?)]"
+CUT_MARKS = "，。；：、！？）】〕》」”,.;:!?)]"
 _DIGITS = "0123456789"
 _CUT_CANDIDATE = None
 
 
-def _is_cut(before: str, at: str) -> bool:
+def is_cut(before: str, at: str) -> bool:
+    """True when a chunk-safe tokenizer always splits its tokens between `before` and `at` (see above)."""
     if at == " ":
         return not before.isspace()
     if before in _DIGITS:
-        return at.isascii() or "\u4e00" <= at <= "\u9fff" or at in _CUT_MARKS
-    return (at in _CUT_MARKS or at in _DIGITS) and before.isalpha()
+        return at.isascii() or "\u4e00" <= at <= "\u9fff" or at in CUT_MARKS
+    return (at in CUT_MARKS or at in _DIGITS) and before.isalpha()
 
 
 def _piece_edges(text: str, token_starts: list[int], a: int, b: int) -> tuple[str, int]:
     """text[a:b] without its inner part (from its first cut to its last, when the two edges join at a cut
     too), and the tokens of that inner part."""
-    cuts = _inner_cuts(text, a + 1, b)
-    if cuts is not None and _is_cut(text[cuts[0] - 1], text[cuts[1]]):
+    cuts = inner_cuts(text, a + 1, b)
+    if cuts is not None and is_cut(text[cuts[0] - 1], text[cuts[1]]):
         first, last = cuts
         return text[a:first] + text[last:b], bisect_left(token_starts, last) - bisect_left(token_starts, first)
     return text[a:b], 0
 
 
-def _inner_cuts(text: str, lo: int, hi: int) -> tuple[int, int] | None:
+def inner_cuts(text: str, lo: int, hi: int) -> tuple[int, int] | None:
     """The first and the last cut at positions in [lo, hi) (lo > 0), if there are two. A cut is at a
     candidate character (a space, a mark, a digit) or just after a digit."""
     global _CUT_CANDIDATE
     if _CUT_CANDIDATE is None:
         import regex
 
-        chars = "[ " + regex.escape(_CUT_MARKS) + "0-9]"
+        chars = "[ " + regex.escape(CUT_MARKS) + "0-9]"
         _CUT_CANDIDATE = (regex.compile(chars), regex.compile(chars, regex.REVERSE))
     forward, backward = _CUT_CANDIDATE
     first = last = None
     for m in forward.finditer(text, lo, hi):
         at = m.start()
-        if _is_cut(text[at - 1], text[at]):
+        if is_cut(text[at - 1], text[at]):
             first = at
             break
-        if text[at] in _DIGITS and at + 1 < hi and _is_cut(text[at], text[at + 1]):
+        if text[at] in _DIGITS and at + 1 < hi and is_cut(text[at], text[at + 1]):
             first = at + 1
             break
     if first is None:
         return None
     for m in backward.finditer(text, first, hi):
         at = m.start()
-        if text[at] in _DIGITS and first < at + 1 < hi and _is_cut(text[at], text[at + 1]):
+        if text[at] in _DIGITS and first < at + 1 < hi and is_cut(text[at], text[at + 1]):
             last = at + 1
             break
-        if at > first and _is_cut(text[at - 1], text[at]):
+        if at > first and is_cut(text[at - 1], text[at]):
             last = at
             break
     return None if last is None else (first, last)
