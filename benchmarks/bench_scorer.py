@@ -65,7 +65,7 @@ def naive_nll(model, ids, window: int, overlap: int):
     """The plain transformers loop: full float32 logits, log_softmax, one window at a time."""
     import torch
 
-    from catp.scoring._logprobs import plan_windows
+    from catp.scoring.logprobs import plan_windows
 
     out = {}
     n = len(ids)
@@ -201,7 +201,7 @@ def check_engine(scorer, model, ids) -> dict:
 
     runs = [scorer.token_nll(ids) for _ in range(3)]  # repeated calls must agree exactly
     fast = runs[-1]
-    pieces = scorer._lane_pieces(scorer.plan(len(ids), [(1, len(ids))]))
+    pieces = scorer.lane_pieces(scorer.plan(len(ids), [(1, len(ids))]))
     ref_model = copy.deepcopy(model).float()
     ref = lane_reference(ref_model, ids, pieces, max(scorer.overlap, 1), scorer.device)
     del ref_model
@@ -417,7 +417,7 @@ def main(argv=None) -> int:
     checked = set()
     for cfg in configs:
         # experiments: static (compiled, static shapes), autotune (max-autotune-no-cudagraphs),
-        # and a "+SQUARE/CACHED" suffix: the own decoder's attention kernels (see _fastlm)
+        # and a "+SQUARE/CACHED" suffix: the own decoder's attention kernels (see catp/scoring/fastlm.py)
         comp_name = cfg["compile"].strip().lower()
         attention = None
         if "+" in comp_name:
@@ -436,8 +436,8 @@ def main(argv=None) -> int:
                 checked.add(cfg["engine"] + cfg["compile"])
                 try:
                     small = LMScorer(model, lanes=2, **kw)
-                    if attention and small._decoder is not None:
-                        small._decoder.square, small._decoder.cached = attention
+                    if attention and small.decoder is not None:
+                        small.decoder.square, small.decoder.cached = attention
                     c = check_engine(small, model, ids[:min(len(ids), args.check_tokens)])
                     del small
                 except Exception as exc:
@@ -446,13 +446,13 @@ def main(argv=None) -> int:
                 print("check vs transformers float32 (same windows/lanes):", json.dumps(c), flush=True)
                 gc.collect()
             scorer = LMScorer(model, lanes=cfg["lanes"], **kw)
-            if scorer._decoder is not None:
+            if scorer.decoder is not None:
                 if special == "static":
-                    scorer._decoder.compile(dynamic=False)
+                    scorer.decoder.compile(dynamic=False)
                 elif special == "autotune":
-                    scorer._decoder.compile(dynamic=False, mode="max-autotune-no-cudagraphs")
+                    scorer.decoder.compile(dynamic=False, mode="max-autotune-no-cudagraphs")
                 if attention:
-                    scorer._decoder.square, scorer._decoder.cached = attention
+                    scorer.decoder.square, scorer.decoder.cached = attention
             fed = scorer.fed_tokens(scorer.plan(len(ids), [(1, len(ids))]))
             t_w = time.perf_counter()
             scorer.token_nll(ids)  # warm-up (compiles, if asked)

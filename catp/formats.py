@@ -110,7 +110,7 @@ def extract(data: bytes, kind: str, source: str, max_bytes: int, notes: list[str
             raise InputError(f"{source}: its text part unpacks to {unpacked:,} bytes, over 10 times the size limit "
                              f"of {max_bytes:,} bytes (raise it with --max-bytes)")
     limit = TextLimit(source, max_bytes)
-    return _tokenizable(_pdf_text(data, source, notes, limit) if kind == PDF else _docx_text(data, source, limit))
+    return tokenizable(pdf_text(data, source, notes, limit) if kind == PDF else docx_text(data, source, limit))
 
 
 class TextLimit:
@@ -139,7 +139,7 @@ def html_text(html: str, source: str) -> str:
         from inscriptis.model.config import ParserConfig
     except ImportError:
         raise _missing(source, "an HTML file", "inscriptis", "html") from None
-    html = _tokenizable(html)
+    html = tokenizable(html)
     html = _XML_DECLARATION.sub("", html.strip(), count=1)  # lxml refuses a str with an encoding declaration
     try:
         tree = _html_tree(html, source)
@@ -157,7 +157,7 @@ def html_text(html: str, source: str) -> str:
     text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
     if not text:
         raise InputError(f"{source}: an HTML file with no text")
-    return _tokenizable(text)
+    return tokenizable(text)
 
 
 MAX_HTML_DEPTH = 200  # elements nested deeper are unwrapped (their text kept): inscriptis recurses per level
@@ -200,7 +200,7 @@ def _unwrap_deep(tree) -> None:
             element.drop_tree()
 
 
-def _tokenizable(text: str) -> str:
+def tokenizable(text: str) -> str:
     """`text` with each NUL and lone surrogate made U+FFFD: tokenizers take neither. A PDF's odd font can map
     glyphs to them, and HTML can name them (&#0;, &#xD800;)."""
     return _UNTOKENIZABLE.sub("\ufffd", text)
@@ -213,7 +213,8 @@ def _missing(source: str, what: str, package: str, extra: str) -> InputError:
 # -- PDF ---------------------------------------------------------------------------------------------
 
 
-def _pdf_text(data: bytes, source: str, notes: list[str], limit: TextLimit) -> str:
+def pdf_text(data: bytes, source: str, notes: list[str], limit: TextLimit) -> str:
+    """A PDF's text, page by page (page_paragraphs), without running headers and footers. `extract` calls it."""
     try:
         import pypdf
     except ImportError:
@@ -231,7 +232,7 @@ def _pdf_text(data: bytes, source: str, notes: list[str], limit: TextLimit) -> s
                                  "qpdf --decrypt --password=PASSWORD in.pdf out.pdf")
             pages = []
             for page in reader.pages:
-                pages.append(_page_paragraphs(page))
+                pages.append(page_paragraphs(page))
                 limit.add("\n\n".join(pages[-1]))
                 limit.add(2)  # the page's separator
         except InputError:
@@ -277,7 +278,7 @@ def _cut(paragraphs: list[str], edge: int) -> list[str]:
     return paragraphs[1:] if edge == 0 else paragraphs[:-1]
 
 
-def _page_paragraphs(page) -> list[str]:
+def page_paragraphs(page) -> list[str]:
     """A page as paragraphs. pypdf's layout mode keeps the vertical gaps (blank lines) that part
     paragraphs; within one, a line that ends well short of the longest ends a paragraph or is a
     heading, others are wrapped and joined. A line with wide gaps is a table row: cells joined by |.
@@ -371,7 +372,8 @@ def _docx_text_size(data: bytes, limit: TextLimit) -> None:
                 del parent[0]
 
 
-def _docx_text(data: bytes, source: str, limit: TextLimit) -> str:
+def docx_text(data: bytes, source: str, limit: TextLimit) -> str:
+    """A DOCX file's paragraphs and tables (rows of cells joined by |), in order. `extract` calls it."""
     try:
         import docx
         from docx.table import Table

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from catp.scoring._logprobs import SelfInformationScorer, leading_special_token
+from catp.scoring.logprobs import SelfInformationScorer, leading_special_token
 from catp.scoring.model_source import load_tokenizer
 
 
@@ -94,7 +94,7 @@ class RecordingScorer(_TableBase):
     def _score_question(self, ids, todo, tranges, question, stats):
         """Record the request compactly: the question's ids and each unit's slice of the document
         (the sequences are `[q] + [ids[lo:hi] + q ...]`, as the base class builds them)."""
-        from catp.scoring._logprobs import question_suffix
+        from catp.scoring.logprobs import question_suffix
 
         q_ids = list(self.tokenizer.encode(question_suffix(question, self.question_template),
                                            add_special_tokens=False).ids)

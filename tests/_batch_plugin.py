@@ -25,15 +25,15 @@ def setup() -> None:
 def count_rule_parses() -> None:
     """A setup hook for tests/test_rules_loader.py: each parse in this worker of a rule file holding the text of
     $CATP_TEST_PARSE_MARK appends a line to $CATP_TEST_PARSE_LOG (the workers of a process pool are counted
-    there, where the parent cannot see them)."""
+    there, where the parent cannot see them). Every rule file is parsed by loader.load_text (load_file calls it)."""
     from catp.rules import loader
 
-    real, mark, log = loader._parse, os.environ["CATP_TEST_PARSE_MARK"], os.environ["CATP_TEST_PARSE_LOG"]
+    real, mark, log = loader.load_text, os.environ["CATP_TEST_PARSE_MARK"], os.environ["CATP_TEST_PARSE_LOG"]
 
-    def counting(text: str):
-        if mark in text:
+    def counting(raw: str, *args, **kwargs):
+        if mark in raw:
             with open(log, "a", encoding="utf-8") as fh:
                 fh.write(f"{os.getpid()}\n")
-        return real(text)
+        return real(raw, *args, **kwargs)
 
-    loader._parse = counting
+    loader.load_text = counting

@@ -215,18 +215,18 @@ class LayoutPage:
 
 
 def test_wrapped_chinese_lines_join_without_a_space_and_wide_gaps_make_table_rows():
-    from catp.formats import _page_paragraphs
+    from catp.formats import page_paragraphs
 
     first, second = ZH_PARAGRAPHS[0][:30], ZH_PARAGRAPHS[0][30:]
     layout = f"  {ZH_HEADING}\n\n  {first}\n  {second}\n\n  项目      数量     金额\n  服务器    2台      ¥30,000\n"
-    assert "\n\n".join(_page_paragraphs(LayoutPage(layout))) == f"{ZH_HEADING}\n\n{ZH_PARAGRAPHS[0]}\n\n项目 | 数量 | 金额\n服务器 | 2台 | ¥30,000"
+    assert "\n\n".join(page_paragraphs(LayoutPage(layout))) == f"{ZH_HEADING}\n\n{ZH_PARAGRAPHS[0]}\n\n项目 | 数量 | 金额\n服务器 | 2台 | ¥30,000"
 
 
 def test_a_wrapped_line_joins_by_its_own_script_not_by_the_paragraph_so_far():
     """Whether a wrapped line joins the next with a space depends on that line (mostly Chinese: no space), not on
     the paragraph built so far: English after Chinese lines keeps its spaces ("fee of USD 5,000"), and a Chinese
     line after English ones that breaks inside a number joins it whole ("¥50,000")."""
-    from catp.formats import _page_paragraphs
+    from catp.formats import page_paragraphs
 
     zh_then_en = ["本许可协议由许可方与被许可方于二零二四年三月一日在上海签订，双方同意下列条款并遵守。",
                   "The Licensee shall pay a fee of",
@@ -235,7 +235,7 @@ def test_a_wrapped_line_joins_by_its_own_script_not_by_the_paragraph_so_far():
                   "被许可方应向许可方支付许可费人民币伍万元整即¥50,0",
                   "00元，于签订之日起十日内付清，逾期按日计息。"]
     layout = "\n".join(f"  {line}" for line in zh_then_en) + "\n\n" + "\n".join(f"  {line}" for line in en_then_zh)
-    assert "\n\n".join(_page_paragraphs(LayoutPage(layout))).split("\n\n") == [
+    assert "\n\n".join(page_paragraphs(LayoutPage(layout))).split("\n\n") == [
         zh_then_en[0] + "The Licensee shall pay a fee of USD 5,000 on signing this deal.",
         "The Licensee pays the fee in yuan:被许可方应向许可方支付许可费人民币伍万元整即¥50,000元，于签订之日起十日内付清，"
         "逾期按日计息。"]
@@ -244,7 +244,7 @@ def test_a_wrapped_line_joins_by_its_own_script_not_by_the_paragraph_so_far():
 def test_a_word_broken_at_a_hyphen_joins_the_next_line_without_a_space():
     """A lower-case start after a letter and a hyphen joins with no space, hyphen kept; a digit or a capital after
     the hyphen, or a hyphen after a digit, keeps the space."""
-    from catp.formats import _page_paragraphs
+    from catp.formats import page_paragraphs
 
     lines = ["The Distributor shall not, during the term, market any non-",
              "compete products, and shall pay to the Supplier the compen-",
@@ -253,7 +253,7 @@ def test_a_word_broken_at_a_hyphen_joins_the_next_line_without_a_space():
              "Pricing for the prices of all products it sells in the Territory 2-",
              "year terms."]
     layout = "".join(f"  {line}\n" for line in lines)
-    assert _page_paragraphs(LayoutPage(layout)) == [
+    assert page_paragraphs(LayoutPage(layout)) == [
         "The Distributor shall not, during the term, market any non-compete products, and shall pay to the Supplier "
         "the compen-sation set out in Schedule A- 1. Invoices are due in 30 days, net- 30 terms apply. All prices are "
         "in Exhibit B and the Price List B- Pricing for the prices of all products it sells in the Territory 2- "
@@ -261,14 +261,14 @@ def test_a_word_broken_at_a_hyphen_joins_the_next_line_without_a_space():
 
 
 def test_list_items_and_justified_lines_from_a_layout_page():
-    from catp.formats import _page_paragraphs
+    from catp.formats import page_paragraphs
 
     layout = ("  This  specification  proposes  three  things  that  every  implementation  must  provide  in full:\n"
               "  •   A standard way for applications to install new MIME related information, and to\n"
               "      remove it again.\n"
               "  •   A standard way of getting the MIME type for a file, from its name or contents.\n"
               "  Further, the existing databases have been merged into a single shared package.\n")
-    assert "\n\n".join(_page_paragraphs(LayoutPage(layout))).split("\n\n") == [
+    assert "\n\n".join(page_paragraphs(LayoutPage(layout))).split("\n\n") == [
         "This specification proposes three things that every implementation must provide in full:",
         "• A standard way for applications to install new MIME related information, and to remove it again.",
         "• A standard way of getting the MIME type for a file, from its name or contents.",
@@ -614,10 +614,10 @@ def test_nul_and_lone_surrogates_become_replacement_characters_in_every_format(m
     tokenizers take neither, so extract (PDF, DOCX) and html_text give U+FFFD for each, through one function."""
     from catp import formats
 
-    assert formats._tokenizable("a\x00b\ud800c\udfff\U0001f600") == "a\ufffdb\ufffdc\ufffd\U0001f600"
+    assert formats.tokenizable("a\x00b\ud800c\udfff\U0001f600") == "a\ufffdb\ufffdc\ufffd\U0001f600"
     odd = "Fee\x00: \udc80USD 5"
-    monkeypatch.setattr(formats, "_pdf_text", lambda data, source, notes, limit: odd)
-    monkeypatch.setattr(formats, "_docx_text", lambda data, source, limit: odd)
+    monkeypatch.setattr(formats, "pdf_text", lambda data, source, notes, limit: odd)
+    monkeypatch.setattr(formats, "docx_text", lambda data, source, limit: odd)
     for kind in (formats.PDF, formats.DOCX):
         data = make_docx("h", ["p"], [("a",)]) if kind == formats.DOCX else b"%PDF-1.4"
         assert formats.extract(data, kind, "x", 10**6, []) == "Fee\ufffd: \ufffdUSD 5"

@@ -9,7 +9,6 @@ import threading
 import pytest
 import regex
 
-from catp.rules import guard as guard_mod
 from catp.rules.guard import Guard
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="no setitimer on this platform")
@@ -24,10 +23,16 @@ def runaway_scan(timeout: float) -> Guard:
     return guard
 
 
+def timer_is_free() -> bool:
+    """No guard holds the timer: a new one takes it."""
+    with Guard(1.0) as guard:
+        return guard.timed
+
+
 def test_the_timer_stops_a_runaway_scan_and_is_disarmed():
     with pytest.raises(TimeoutError):
         runaway_scan(0.05)
-    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0) and not guard_mod._armed
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0) and timer_is_free()
     with Guard(1.0) as guard:
         assert guard.timed and guard.left() is None
         assert signal.getitimer(signal.ITIMER_VIRTUAL)[0] > 0
@@ -37,7 +42,7 @@ def test_the_timer_stops_a_runaway_scan_and_is_disarmed():
 def test_a_timeout_too_long_for_the_timer_is_no_timeout():
     with Guard(1e12) as guard:  # past NO_LIMIT_S: setitimer and regex's timeout= overflow (issue 25 point 8)
         assert not guard.timed and guard.left() is None
-    assert not guard_mod._armed and signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0)
+    assert signal.getitimer(signal.ITIMER_VIRTUAL) == (0.0, 0.0) and timer_is_free()
 
 
 def test_a_signal_after_the_scans_is_ignored():

@@ -1,4 +1,4 @@
-"""catp.rules.pos._cut_detail (a faster Viterbi over jieba.posseg's HMM tables) yields exactly what
+"""catp.rules.pos.cut_detail (a faster Viterbi over jieba.posseg's HMM tables) yields exactly what
 jieba.posseg's own POSTokenizer.__cut_detail yields: on every Han run and on random pieces of real
 Chinese documents, and on made-up edge cases. (No timing here: speed is measured in benchmarks/.)"""
 
@@ -13,11 +13,11 @@ from catp.rules import pos
 
 
 def jieba_cut(text: str) -> list[tuple[str, str]]:
-    return [(p.word, p.flag) for p in pos._jieba_posseg().dt._POSTokenizer__cut_detail(text)]
+    return [(p.word, p.flag) for p in pos.jieba_posseg().dt._POSTokenizer__cut_detail(text)]
 
 
 def test_the_fast_viterbi_is_in_use():
-    assert pos._hmm_tables() is not None
+    assert pos.hmm_tables() is not None
 
 
 @pytest.mark.parametrize("text", [
@@ -26,11 +26,11 @@ def test_the_fast_viterbi_is_in_use():
     "乙方应向甲方支付违约金人民币叁佰万元整", "淋巴结肿大未见明显异常" * 5,
 ])
 def test_edge_cases(text):
-    assert pos._cut_detail(text) == jieba_cut(text)
+    assert pos.cut_detail(text) == jieba_cut(text)
 
 
 def test_real_chinese_pieces():
-    posseg = pos._jieba_posseg()
+    posseg = pos.jieba_posseg()
     rng = random.Random(7)
     pieces = []
     for text in real_texts("cail2019_cjrc", 3, 6000) + real_texts("ccks2017_cner", 3, 6000):
@@ -40,4 +40,4 @@ def test_real_chinese_pieces():
             pieces.append(text[a : a + rng.randint(1, 60)])
     assert len(pieces) > 500
     for piece in pieces:
-        assert pos._cut_detail(piece) == jieba_cut(piece), piece
+        assert pos.cut_detail(piece) == jieba_cut(piece), piece

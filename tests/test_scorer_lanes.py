@@ -1,4 +1,4 @@
-"""The LM scorer's own decoder (catp/scoring/_fastlm.py): engines `fused` and `lanes`.
+"""The LM scorer's own decoder (catp/scoring/fastlm.py): engines `fused` and `lanes`.
 
 Both are checked on the CPU in float32 against transformers' own forward of the tiny Qwen2
 (tests/tiny_qwen.py: 2 heads, 1 key/value head, so grouped-query attention is covered):
@@ -24,7 +24,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from catp.errors import ModelError  # noqa: E402
-from catp.scoring._logprobs import Window, plan_lanes, plan_windows  # noqa: E402
+from catp.scoring.logprobs import Window, plan_lanes, plan_windows  # noqa: E402
 from catp.scoring.lm import LMScorer  # noqa: E402
 
 TOL = 2e-5  # float32 on the CPU
@@ -87,7 +87,7 @@ def vocab(hf: LMScorer) -> int:
 def test_fused_engine_equals_the_transformers_forward(tiny_model_dir: Path, hf: LMScorer, vocab: int):
     fused = LMScorer(str(tiny_model_dir), device="cpu", engine="fused", window=256, overlap=64,
                      max_tokens=10**6, batch_tokens=768)
-    assert fused.engine == "fused" and fused._decoder is not None and hf._decoder is None
+    assert fused.engine == "fused" and fused.decoder is not None and hf.decoder is None
     ids = random_ids(1500, vocab)
     windows = fused.plan(len(ids), [(1, len(ids))])
     assert len(windows) > 4
@@ -103,7 +103,7 @@ def test_fused_weights_are_shared_with_the_model(tiny_model_dir: Path, vocab: in
     s = LMScorer(str(tiny_model_dir), device="cpu", engine="hf", window=256, overlap=64)
     ids = random_ids(300, vocab, seed=3)
     before = s.token_nll(ids)
-    from catp.scoring._fastlm import FusedDecoder
+    from catp.scoring.fastlm import FusedDecoder
 
     dec = FusedDecoder(s.model)
     layer = s.model.model.layers[0]
@@ -124,10 +124,10 @@ def test_lanes_equal_the_masked_transformers_forward(tiny_model_dir: Path, vocab
     cache is the one token before each chunk; lanes=1: one lane, the whole document."""
     s = LMScorer(str(tiny_model_dir), device="cpu", engine="lanes", lanes=lanes, window=window, overlap=overlap,
                  max_tokens=10**6, batch_tokens=1024)
-    s._decoder.square, s._decoder.cached = attention
+    s.decoder.square, s.decoder.cached = attention
     ids = random_ids(1900, vocab, seed=window + lanes)
     windows = s.plan(len(ids), [(1, len(ids))])
-    pieces = s._lane_pieces(windows)
+    pieces = s.lane_pieces(windows)
     assert sum(len(p) for p in pieces) == len(windows)
     assert any(len(p) > 1 for p in pieces)  # the cache path runs
     got = s.token_nll(ids)

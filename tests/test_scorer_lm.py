@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 
 from catp.document import Document  # noqa: E402
 from catp.errors import CatpError, ModelError  # noqa: E402
-from catp.scoring._logprobs import merge_ranges, plan_windows, question_suffix, unit_token_ranges  # noqa: E402
+from catp.scoring.logprobs import merge_ranges, plan_windows, question_suffix, unit_token_ranges  # noqa: E402
 from catp.scoring.lm import LMScorer  # noqa: E402
 from catp.scoring.model_source import sha256_file, verify_manifest  # noqa: E402
 from catp.segment.splitter import segment  # noqa: E402

@@ -134,7 +134,7 @@ def test_only_candidate_windows_are_sent(f32_server):
         if request.url.path.endswith("/completions"):
             sent.extend(len(p) for p in json.loads(request.content)["prompt"])
 
-    remote._client.event_hooks["request"].append(count)
+    remote.client.event_hooks["request"].append(count)
     doc = make_doc(" ".join(LEGAL * 20))
     n_tokens = len(remote.tokenizer.encode(doc.text, add_special_tokens=False).ids)
     scores = remote.score(doc, [2, 3])
@@ -158,7 +158,7 @@ def test_window_is_capped_by_the_served_length(f32_server):
 def test_server_errors_are_backend_errors(f32_server):
     remote = VLLMScorer(f32_server)
     with pytest.raises(BackendError, match=r"/v1/completions answered 400"):
-        remote._prompt_logprobs([[10**7, 1, 2]])  # no such token id
+        remote.token_nll([10**7, 1, 2])  # no such token id
 
 
 @pytest.mark.vllm

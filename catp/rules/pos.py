@@ -17,7 +17,8 @@ from catp.rules.schema import PosRule, PosToken
 
 
 @lru_cache(maxsize=1)
-def _jieba_posseg():
+def jieba_posseg():
+    """The jieba.posseg module, loaded once (quietly)."""
     import jieba
     import jieba.posseg as posseg
 
@@ -67,13 +68,13 @@ def _tag_block(block: str, cache: dict) -> list[tuple[str, str]]:
     key = ("block", block)
     tagged = cache.get(key)
     if tagged is None:
-        tagged = cache[key] = [(p.word, p.flag) for p in _jieba_posseg().cut(block, HMM=True)]
+        tagged = cache[key] = [(p.word, p.flag) for p in jieba_posseg().cut(block, HMM=True)]
     return tagged
 
 
-def _jieba_route_ok() -> bool:
-    """jieba 0.42.1's POSTokenizer internals that _han_segments and _route_ends mirror are present."""
-    dt = getattr(_jieba_posseg(), "dt", None)
+def jieba_route_ok() -> bool:
+    """jieba 0.42.1's POSTokenizer internals that _han_segments and route_ends mirror are present."""
+    dt = getattr(jieba_posseg(), "dt", None)
     return all(hasattr(dt, a) for a in ("tokenizer", "word_tag_tab", "makesure_userdict_loaded",
                                         "_POSTokenizer__cut_detail")) and \
         all(hasattr(dt.tokenizer, a) for a in ("check_initialized", "FREQ", "total"))
@@ -86,7 +87,7 @@ def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
     key = ("route", block)
     segments = cache.get(key)
     if segments is None:
-        ends = _route_ends(block, cache.setdefault("word_logp", {}))
+        ends = route_ends(block, cache.setdefault("word_logp", {}))
         segments, x, buf, n = [], 0, None, len(block)
         while x < n:
             y = ends[x] + 1
@@ -105,13 +106,13 @@ def _han_segments(block: str, cache: dict) -> list[tuple[str, bool]]:
     return segments
 
 
-def _route_ends(block: str, word_logp: dict | None = None) -> list[int]:
+def route_ends(block: str, word_logp: dict | None = None) -> list[int]:
     """route[x][1] of jieba's Tokenizer.get_DAG + calc for each start x: where the best route's word
     from x ends. One right-to-left pass over the same dictionary words, with the same sums in the same
     order and the same tie-break (max over (value, end) tuples: on equal values the later end wins).
     `word_logp` (one dict per document) remembers each fragment's log(freq) - log(total) (None: a prefix
     of a word, frequency 0), so a fragment's dictionary lookup and log are paid once."""
-    dt = _jieba_posseg().dt
+    dt = jieba_posseg().dt
     dt.makesure_userdict_loaded()
     dt.tokenizer.check_initialized()
     freq, logtotal = dt.tokenizer.FREQ, log(dt.tokenizer.total)
@@ -147,7 +148,7 @@ _UNSEEN = object()
 
 def _tag_segment(text: str, is_word: bool, cache: dict) -> list[tuple[str, str]]:
     """The tokens jieba.posseg yields for one piece of _han_segments (same branches as __cut_DAG)."""
-    dt = _jieba_posseg().dt
+    dt = jieba_posseg().dt
     if is_word or len(text) == 1:
         return [(text, dt.word_tag_tab.get(text, "x"))]
     if dt.tokenizer.FREQ.get(text):
@@ -155,7 +156,7 @@ def _tag_segment(text: str, is_word: bool, cache: dict) -> list[tuple[str, str]]
     key = ("hmm", text)
     tagged = cache.get(key)
     if tagged is None:
-        tagged = cache[key] = _cut_detail(text)
+        tagged = cache[key] = cut_detail(text)
     return tagged
 
 
@@ -163,9 +164,9 @@ MIN_FLOAT, MIN_INF = -3.14e100, float("-inf")  # jieba.posseg.viterbi's
 
 
 @lru_cache(maxsize=1)
-def _hmm_tables():
+def hmm_tables():
     """jieba.posseg's HMM tables, plus each state's predecessors (None: use jieba's own code)."""
-    posseg = _jieba_posseg()
+    posseg = jieba_posseg()
     names = ("char_state_tab_P", "start_P", "trans_P", "emit_P", "re_han_detail", "re_skip_detail", "re_num",
              "re_eng")
     if not all(hasattr(posseg, n) for n in names):
@@ -178,11 +179,11 @@ def _hmm_tables():
     return posseg, {y: frozenset(xs) for y, xs in pred.items()}, frozenset(x for x, f in trans.items() if f)
 
 
-def _cut_detail(text: str) -> list[tuple[str, str]]:
+def cut_detail(text: str) -> list[tuple[str, str]]:
     """What jieba.posseg's POSTokenizer.__cut_detail yields for `text`, with a faster Viterbi."""
-    tables = _hmm_tables()
+    tables = hmm_tables()
     if tables is None:
-        return [(p.word, p.flag) for p in _jieba_posseg().dt._POSTokenizer__cut_detail(text)]
+        return [(p.word, p.flag) for p in jieba_posseg().dt._POSTokenizer__cut_detail(text)]
     posseg = tables[0]
     out: list[tuple[str, str]] = []
     for blk in posseg.re_han_detail.split(text):
@@ -268,17 +269,17 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
     specs = rule.tokens
     first = specs[0]
     sentence = text[start:end]
-    posseg = _jieba_posseg()
+    posseg = jieba_posseg()
     if not first.words or first.optional:
-        tokens = _tokens(posseg.cut(sentence, HMM=True), start)
-        yield from _scan(specs, tokens)
+        tokens = tagged_tokens(posseg.cut(sentence, HMM=True), start)
+        yield from scan_tokens(specs, tokens)
         return
     holds_word = _word_finder(tuple(first.words))
     first_words = set(first.words)
     tail = len(specs) - 1  # tokens a match may take after its first one
     by_route = cache.get("route_ok")
     if by_route is None:
-        by_route = cache["route_ok"] = _jieba_route_ok()
+        by_route = cache["route_ok"] = jieba_route_ok()
     region: list[tuple[int, int, str, str]] = []
     pending = -1  # tokens still wanted after the last piece where a match can start; <= 0: none
     offset = start
@@ -288,7 +289,7 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
         anchored = holds_word(block) is not None
         if not anchored and pending <= 0:
             if region:
-                yield from _scan(specs, region)
+                yield from scan_tokens(specs, region)
                 region = []
             offset += len(block)
             continue
@@ -308,11 +309,11 @@ def _match_zh(rule: PosRule, text: str, start: int, end: int, cache: dict) -> It
                     pending = tail  # a match may start here (not in 进行, which only holds 行)
             else:
                 if region:
-                    yield from _scan(specs, region)
+                    yield from scan_tokens(specs, region)
                     region = []
                 offset += len(piece)
     if region:
-        yield from _scan(specs, region)
+        yield from scan_tokens(specs, region)
 
 
 @lru_cache(maxsize=64)
@@ -321,7 +322,8 @@ def _word_finder(words: tuple[str, ...]):
     return re.compile("|".join(re.escape(w) for w in words)).search
 
 
-def _tokens(pairs, offset: int) -> list[tuple[int, int, str, str]]:
+def tagged_tokens(pairs, offset: int) -> list[tuple[int, int, str, str]]:
+    """jieba's (word, flag) pairs as (start, end, word, flag) tokens, from `offset` on."""
     tokens: list[tuple[int, int, str, str]] = []  # (start, end, word, flag)
     for pair in pairs:
         word, flag = pair.word, pair.flag
@@ -330,7 +332,7 @@ def _tokens(pairs, offset: int) -> list[tuple[int, int, str, str]]:
     return tokens
 
 
-def _scan(specs: list[PosToken], tokens: list[tuple[int, int, str, str]]) -> Iterator[tuple[int, int]]:
+def scan_tokens(specs: list[PosToken], tokens: list[tuple[int, int, str, str]]) -> Iterator[tuple[int, int]]:
     """Leftmost, non-overlapping, greedy matches over a token list."""
     i = 0
     while i < len(tokens):
@@ -414,13 +416,13 @@ def _match_en(rule: PosRule, text: str, start: int, end: int) -> Iterator[tuple[
     sentence = text[start:end]
     finder = _first_word_finder(rule)
     if finder is None:
-        yield from _leftmost(_en_spans(rule, sentence, 0), start)
+        yield from leftmost(en_spans(rule, sentence, 0), start)
         return
     found: list[tuple[int, int]] = []
     for ra, rb in _windows(sentence, finder, len(rule.tokens) - 1):
-        found.extend(_en_spans(rule, sentence[ra:rb], ra))
+        found.extend(en_spans(rule, sentence[ra:rb], ra))
     found.sort()
-    yield from _leftmost(found, start)
+    yield from leftmost(found, start)
 
 
 _SPACE = re.compile(r"\s")
@@ -460,7 +462,7 @@ def _match_en_each(rule: PosRule, text: str, sentences: list[tuple[int, int]]) -
         first = last
     for spans in found:
         spans.sort()
-        spans[:] = _leftmost(spans, 0)
+        spans[:] = leftmost(spans, 0)
     return found
 
 
@@ -538,7 +540,8 @@ def _make_doc(text: str):
     return _spacy_en().tokenizer(text)
 
 
-def _en_spans(rule: PosRule, sentence: str, offset: int) -> list[tuple[int, int]]:
+def en_spans(rule: PosRule, sentence: str, offset: int) -> list[tuple[int, int]]:
+    """Every span the rule's spaCy Matcher finds in `sentence`, shifted by `offset` (overlaps kept)."""
     doc = _make_doc(sentence)
     out = []
     for _, s, e in _en_matcher(rule)(doc):
@@ -548,7 +551,8 @@ def _en_spans(rule: PosRule, sentence: str, offset: int) -> list[tuple[int, int]
     return out
 
 
-def _leftmost(spans: list[tuple[int, int]], start: int) -> Iterator[tuple[int, int]]:
+def leftmost(spans: list[tuple[int, int]], start: int) -> Iterator[tuple[int, int]]:
+    """The leftmost, non-overlapping spans, shifted by `start`."""
     last = -1
     for a, b in spans:  # leftmost, non-overlapping
         if a >= last:

@@ -9,7 +9,7 @@ logsumexp): no full-vocabulary float32 softmax over the sequence, so memory is
 bounded by the batch and the chunk, not by the document (128K+ tokens is fine).
 
 Engines (`engine=`): `hf` runs transformers' forward on each window; `fused` runs
-the scorer's own decoder (`catp.scoring._fastlm`: fused projections) on each
+the scorer's own decoder (`catp.scoring.fastlm`: fused projections) on each
 window; `lanes` (the default on CUDA for Qwen2/Llama models) also keeps the
 keys/values of the last `overlap` tokens of a window, so that the next window of
 its lane feeds only its new tokens (see `plan_lanes` and docs/scorer.md).
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from catp.errors import ModelError
-from catp.scoring._logprobs import (
+from catp.scoring.logprobs import (
     COMMON_OPTIONS,
     QUESTION_TEMPLATE,
     SelfInformationScorer,
@@ -150,11 +150,11 @@ class LMScorer(SelfInformationScorer):
             if overlap is None and stride is None:
                 opts["overlap"] = LANES_CONTEXT
             super().__init__(window=LANES_WINDOW, **opts)
-        self._decoder = None
+        self.decoder = None  # the own decoder (catp.scoring.fastlm.FusedDecoder) of engines fused and lanes
         if self.engine in ("fused", "lanes"):
-            from catp.scoring._fastlm import FusedDecoder
+            from catp.scoring.fastlm import FusedDecoder
 
-            self._decoder = FusedDecoder(self.model, compile=compile is True and on_gpu)
+            self.decoder = FusedDecoder(self.model, compile=compile is True and on_gpu)
         self._lse = _lse_minus_target
         bytes_per_row = vocab * (2 + 4 + 4 + 4)  # logits, float32 copy, exp temporaries
         if on_gpu:
@@ -194,8 +194,8 @@ class LMScorer(SelfInformationScorer):
         return model.to(self.device)
 
     def _pick_engine(self, engine: str) -> str:
-        """`auto`: lanes on CUDA when the model is one `_fastlm` runs, else transformers (`hf`)."""
-        from catp.scoring._fastlm import unsupported_reason
+        """`auto`: lanes on CUDA when the model is one `fastlm` runs, else transformers (`hf`)."""
+        from catp.scoring.fastlm import unsupported_reason
 
         value = str(engine or "auto").strip().lower()
         if value not in ENGINES:
@@ -229,9 +229,11 @@ class LMScorer(SelfInformationScorer):
         if self.engine != "lanes":
             return super().fed_tokens(windows)
         return sum(p[0].end - p[0].start + sum(w.end - prev.end for prev, w in zip(p, p[1:]))
-                   for p in self._lane_pieces(windows))
+                   for p in self.lane_pieces(windows))
 
-    def _lane_pieces(self, windows: Sequence[Window]) -> list[list[Window]]:
+    def lane_pieces(self, windows: Sequence[Window]) -> list[list[Window]]:
+        """The windows grouped by lane (plan_lanes): with engine lanes, each window after a piece's first
+        reuses the previous window's keys and values. Other engines: one window a piece."""
         if self.engine != "lanes" or not windows:
             return [[w] for w in windows]
         length = windows[0].end - windows[0].start
@@ -239,7 +241,7 @@ class LMScorer(SelfInformationScorer):
 
     # --- backend hooks -------------------------------------------------------------
     def _nll_windows(self, ids, windows: Sequence[Window], needed) -> list[float]:
-        if self._decoder is not None and windows:
+        if self.decoder is not None and windows:
             return self._nll_lanes(ids, windows, needed)
         torch = _import_torch()[0]
         n = len(ids)
@@ -282,7 +284,7 @@ class LMScorer(SelfInformationScorer):
         n = len(ids)
         length = windows[0].end - windows[0].start
         context = max(self.overlap, 1)
-        groups = _lane_groups(self._lane_pieces(windows), self.lanes_cap(length),
+        groups = _lane_groups(self.lane_pieces(windows), self.lanes_cap(length),
                               max(1, self.batch_tokens // length))
         steps, index = _plan_lane_steps(ids, groups, needed, length, context)
         # every index in one copy: a copy to the GPU per step would wait for the queued work
@@ -298,11 +300,11 @@ class LMScorer(SelfInformationScorer):
                     cache = [(ck[:lanes], cv[:lanes]) for ck, cv in cache]
                 rows = ids_dev[index[at:at + lanes * t]].view(lanes, t)
                 pos = index[at + lanes * t:at + 2 * lanes * t].view(lanes, t)
-                hidden, cache = self._decoder.run(rows, pos, cache, keep)
+                hidden, cache = self.decoder.run(rows, pos, cache, keep)
                 if m:
                     at += 2 * lanes * t
                     tgt, flat = index[at:at + m], index[at + m:at + 2 * m]
-                    out[tgt] = self._head_nll(self._decoder.norm(hidden.index_select(0, flat)), ids_dev[tgt])
+                    out[tgt] = self._head_nll(self.decoder.norm(hidden.index_select(0, flat)), ids_dev[tgt])
                 del hidden
         return out.cpu().tolist()
 

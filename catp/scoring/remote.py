@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from catp.errors import BackendError, ModelError
-from catp.scoring._logprobs import COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges, split_options
+from catp.scoring.logprobs import COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges, split_options
 from catp.scoring.model_source import load_tokenizer, resolve_model, verify_manifest
 
 _PROBE = "Termination: either party may end this Agreement on 90 days' notice. 甲方应于2024年3月5日前付款。"
@@ -48,7 +48,7 @@ class VLLMScorer(SelfInformationScorer):
             raise ModelError(f"scorer URL {url!r} must start with http:// or https://")
         self.root = root
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(timeout=float(timeout), headers=headers)
+        self.client = httpx.Client(timeout=float(timeout), headers=headers)
 
         info = self._get("/v1/models")
         try:
@@ -77,19 +77,19 @@ class VLLMScorer(SelfInformationScorer):
         return cls(own.pop("url"), **own)
 
     def close(self) -> None:
-        self._client.close()
+        self.client.close()
 
     def __getstate__(self) -> dict:
         """Pickled without its HTTP client (it holds locks and sockets); the copy opens its own."""
         state = self.__dict__.copy()
-        client = state.pop("_client")
+        client = state.pop("client")
         state["_client_options"] = (client.timeout, dict(client.headers))
         return state
 
     def __setstate__(self, state: dict) -> None:
         timeout, headers = state.pop("_client_options")
         self.__dict__.update(state)
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        self.client = httpx.Client(timeout=timeout, headers=headers)
 
     # --- HTTP ------------------------------------------------------------------------
     def _get(self, path: str) -> dict:
@@ -98,9 +98,9 @@ class VLLMScorer(SelfInformationScorer):
     def _call(self, method: str, path: str, body: dict | None) -> dict:
         url = self.root + path
         try:
-            resp = self._client.request(method, url, json=body)
+            resp = self.client.request(method, url, json=body)
         except httpx.TimeoutException:
-            raise BackendError(f"vLLM server {url}: no answer within {self._client.timeout.read}s") from None
+            raise BackendError(f"vLLM server {url}: no answer within {self.client.timeout.read}s") from None
         except httpx.HTTPError as err:
             raise BackendError(f"cannot reach vLLM server {url}: {type(err).__name__}: {err}") from None
         if resp.status_code >= 400:
@@ -114,7 +114,7 @@ class VLLMScorer(SelfInformationScorer):
         """The local tokenizer must give the server's token ids, or offsets would lie."""
         local = list(self.tokenizer.encode(_PROBE, add_special_tokens=False).ids)
         try:
-            resp = self._client.post(self.root + "/tokenize", json={
+            resp = self.client.post(self.root + "/tokenize", json={
                 "model": self.served_model, "prompt": _PROBE, "add_special_tokens": False})
         except httpx.HTTPError:
             return  # not every server has /tokenize; the prompt logprobs still use our ids
