@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from catp.decode import has_lone_surrogates
 from catp.errors import CatpError, RuleError
-from catp.rules.schema import RuleSet
+from catp.rules.schema import RuleSet, complete_models
 
 BUILTIN_DOMAINS = ("legal", "finance", "medical")
 
@@ -71,6 +71,7 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
         raise RuleError("a string holds a lone surrogate escape (\\ud800-\\udfff): not valid Unicode",
                         path=path, line=bad_line)
     rule_lines = _rule_lines(root)
+    complete_models()
     try:
         ruleset = RuleSet.model_validate(data)
     except ValidationError as exc:
