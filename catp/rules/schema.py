@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
 
 if TYPE_CHECKING:
     from catp.select.policy import KeySection, SelectionPolicy
@@ -148,6 +148,11 @@ class HeadingRule(RuleBase):
 
 Rule = Annotated[Union[RegexRule, PhraseRule, CueWindowRule, PosRule, HeadingRule], Field(discriminator="kind")]
 
+# Every rule kind's model by its `kind`: the built-in ones, then those that catp.rules.catalog.register_kind adds.
+KINDS: dict[str, type[RuleBase]] = {"regex": RegexRule, "phrases": PhraseRule, "cue_window": CueWindowRule,
+                                    "pos": PosRule, "heading": HeadingRule}
+_BUILTIN_KINDS = frozenset(KINDS)
+
 
 class Detection(BaseModel):
     """Keywords that make `--domain auto` pick this rule set."""
@@ -168,6 +173,41 @@ class RuleSet(BaseModel):
     rules: list[Rule] = Field(default_factory=list)
 
 
+_extended: type[RuleSet] | None = None  # RuleSet whose `rules` take every kind in KINDS, once one is added
+
+
+def add_kind(kind: str, model: type[RuleBase]) -> None:
+    """Let rule files use `kind: <kind>`, validated by `model` (catp.rules.catalog.register_kind checks both)."""
+    global _extended
+    complete_models()
+    KINDS[kind] = model
+    union = Annotated[Union[tuple(KINDS.values())], Field(discriminator="kind")]
+    _extended = create_model("RuleSet", __base__=RuleSet, __module__=__name__,
+                             rules=(list[union], Field(default_factory=list)))
+
+
+def remove_kind(kind: str) -> None:
+    """Undo `add_kind` (the built-in kinds stay)."""
+    global _extended
+    if kind in _BUILTIN_KINDS:
+        raise ValueError(f"{kind!r} is a built-in rule kind")
+    KINDS.pop(kind, None)
+    extra = {k: m for k, m in KINDS.items() if k not in _BUILTIN_KINDS}
+    _extended = None
+    for name, model in extra.items():  # rebuilt with those left
+        add_kind(name, model)
+
+
+def validate_ruleset(data: dict) -> RuleSet:
+    """`data` as a RuleSet, its rules of any registered kind. A RuleSet still (not the extended class, which only
+    validates): rule sets travel to batch workers by pickle."""
+    complete_models()
+    if _extended is None:
+        return RuleSet.model_validate(data)
+    extended = _extended.model_validate(data)
+    return RuleSet.model_construct(_fields_set=extended.model_fields_set, **dict(extended))
+
+
 def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
     """The selection policy for `lang`: each rule set's fields override those before it."""
     complete_models()
@@ -185,4 +225,4 @@ def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
 
 def json_schema() -> dict:
     complete_models()
-    return RuleSet.model_json_schema()
+    return (_extended or RuleSet).model_json_schema()
