@@ -46,7 +46,8 @@ class RuleCatalog:
         self._lock = threading.RLock()
         self._builtin: dict[Path, tuple[tuple, LoadedRuleSet]] = {}
         self._keywords: dict[Path, tuple[tuple, list[str]]] = {}
-        self._checked: set[tuple] = set()  # built-in compositions whose ids were found unique
+        self._checked: dict[tuple, list] = {}  # built-in compositions whose ids were found unique (held, so
+        # that their ids are not reused)
 
     # -- the built-in rule sets -------------------------------------------------------------------------------
     @property
@@ -112,7 +113,7 @@ class RuleCatalog:
         with self._lock:
             if key not in self._checked:
                 check_unique_ids(loaded)
-                self._checked.add(key)
+                self._checked[key] = loaded
 
     # -- detection keywords -----------------------------------------------------------------------------------
     def detection_keywords(self) -> dict[str, list[str]]:

@@ -26,11 +26,13 @@ class LoadedRuleSet:
 
 
 def builtin_rules_dir() -> Path:
-    """rules/ in a source checkout; the copy packaged as catp/_rules in a wheel."""
-    source = Path(__file__).resolve().parents[2] / "rules"
-    if (source / "common.yaml").is_file():
-        return source
-    return Path(str(resources.files("catp") / "_rules"))
+    """The copy a wheel carries as catp/_rules (package data, mapped from rules/ by pyproject.toml); in a source
+    checkout, which has none, the top-level rules/ beside the package. The packaged copy first: an installed
+    catp never reads a rules/ folder that happens to lie beside site-packages."""
+    packaged = Path(str(resources.files("catp") / "_rules"))
+    if (packaged / "common.yaml").is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "rules"
 
 
 def builtin_path(name: str) -> Path:
