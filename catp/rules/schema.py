@@ -27,11 +27,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def complete_models() -> None:
-    """Resolve `RuleSet.selection`'s policy type (pydantic needs it before the first validation)."""
-    if not RuleSet.__pydantic_complete__:
-        __getattr__("SelectionPolicy")
-        RuleSet.model_rebuild()
+class _Policy:
+    """What `RuleSet.selection` holds per language: catp.select.policy.SelectionPolicy, imported when pydantic
+    builds RuleSet's schema, on first use (defer_build), not while this module is imported (the cycle above)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source, handler):
+        return handler.generate_schema(__getattr__("SelectionPolicy"))
 
 
 Lang = Literal["en", "zh"]
@@ -163,13 +165,13 @@ class Detection(BaseModel):
 
 
 class RuleSet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(min_length=1)
     version: int = 1
     description: str = ""
     detect: Detection = Field(default_factory=Detection)
-    selection: dict[Lang, SelectionPolicy] = Field(default_factory=dict)
+    selection: dict[Lang, _Policy] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
 
 
@@ -179,7 +181,6 @@ _extended: type[RuleSet] | None = None  # RuleSet whose `rules` take every kind 
 def add_kind(kind: str, model: type[RuleBase]) -> None:
     """Let rule files use `kind: <kind>`, validated by `model` (catp.rules.catalog.register_kind checks both)."""
     global _extended
-    complete_models()
     KINDS[kind] = model
     union = Annotated[Union[tuple(KINDS.values())], Field(discriminator="kind")]
     _extended = create_model("RuleSet", __base__=RuleSet, __module__=__name__,
@@ -201,7 +202,6 @@ def remove_kind(kind: str) -> None:
 def validate_ruleset(data: dict) -> RuleSet:
     """`data` as a RuleSet, its rules of any registered kind. A RuleSet still (not the extended class, which only
     validates): rule sets travel to batch workers by pickle."""
-    complete_models()
     if _extended is None:
         return RuleSet.model_validate(data)
     extended = _extended.model_validate(data)
@@ -210,7 +210,6 @@ def validate_ruleset(data: dict) -> RuleSet:
 
 def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
     """The selection policy for `lang`: each rule set's fields override those before it."""
-    complete_models()
     fields: dict = {}
     for ruleset in rulesets:
         policy = ruleset.selection.get(lang)
@@ -220,9 +219,8 @@ def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
                     fields[name] = {**fields.get(name, {}), **policy.key_sections}
                 else:
                     fields[name] = getattr(policy, name)
-    return SelectionPolicy(**fields)
+    return __getattr__("SelectionPolicy")(**fields)
 
 
 def json_schema() -> dict:
-    complete_models()
     return (_extended or RuleSet).model_json_schema()

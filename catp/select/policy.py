@@ -21,7 +21,6 @@ def _compiled(pattern: str) -> str:
     return pattern
 
 
-
 class KeySection(BaseModel):
     """A section type an expert reads first (fees, liability; 诊断, 出院医嘱; results, guidance): found by a
     heading, or by a line's opening words (SelectionPolicy.section_label), that `pattern` matches."""
