@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import regex
 
-from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file
+from catp.rules.catalog import CATALOG
 
 _HAN = regex.compile(r"\p{Han}")
 _LATIN = regex.compile(r"[A-Za-z]")
@@ -31,17 +31,11 @@ def detect_langs(text: str) -> tuple[str, set[str]]:
     return ("zh" if han >= latin_words else "en"), langs or {"en"}
 
 
-_KEYWORDS: dict[str, list[str]] | None = None
-
-
 def detect_domain(text: str, rulesets: list | tuple = ()) -> str:
     """The domain whose detection keywords occur most often, else "general". The built-in domains, and
     each of `rulesets` (the user's files) that lists `detect` keywords: under its `name`, a domain of its
     own, or more keywords for the built-in domain of that name. A tie goes to the user's domain."""
-    global _KEYWORDS
-    if _KEYWORDS is None:
-        _KEYWORDS = {d: load_file(builtin_path(d)).ruleset.detect.keywords for d in BUILTIN_DOMAINS}
-    keywords = dict(_KEYWORDS)
+    keywords = CATALOG.detection_keywords()  # a new dict each call
     for ruleset in rulesets:
         if ruleset.detect.keywords:
             keywords[ruleset.name] = keywords.get(ruleset.name, []) + ruleset.detect.keywords

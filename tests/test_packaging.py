@@ -51,25 +51,37 @@ def installed(wheel, tmp_path_factory) -> Path:
 
 
 def test_installed_wheel_prunes_with_its_own_rules(installed, tmp_path):
+    """Pruned from the wheel in a folder where the repo's rules/ cannot be reached: the domain's rules (named, and
+    detected by --domain auto from the packaged files' keywords) come from catp/_rules, even with a decoy rules/
+    folder beside the installed package (where a lookup outside the package, `parents[2]`, would find it)."""
     target = installed
+    (target / "rules").mkdir(exist_ok=True)
+    (target / "rules" / "common.yaml").write_text("name: decoy\nrules: [not, a, rule]\n", encoding="utf-8")
     script = (
         "import catp, json, sys\n"
         "from catp.rules.loader import builtin_rules_dir\n"
         "text = open(sys.argv[1], encoding='utf-8').read()\n"
         "r = catp.prune(text, domain='legal', ratio=1/6)\n"
+        "auto = catp.prune(text, ratio=1/6)\n"
         "print(json.dumps({'module': catp.__file__, 'rules': str(builtin_rules_dir()),\n"
-        "                  'out': r.stats.output_tokens, 'in': r.stats.input_tokens, 'kept': len(r.kept)}))\n"
+        "                  'out': r.stats.output_tokens, 'in': r.stats.input_tokens, 'kept': len(r.kept),\n"
+        "                  'reasons': sorted({x for s in r.kept for x in s.reasons}),\n"
+        "                  'auto': auto.stats.domain, 'same': auto.text == r.text}))\n"
     )
+    contract = tmp_path / "contract_en.txt"  # a copy: nothing of the repo is read
+    contract.write_bytes((ROOT / "examples" / "contract_en.txt").read_bytes())
     # the dependencies come from this environment; catp itself only from the wheel (PYTHONPATH comes first)
-    done = subprocess.run([sys.executable, "-c", script, str(ROOT / "examples" / "contract_en.txt")],
+    done = subprocess.run([sys.executable, "-c", script, str(contract)],
                           capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target)})
     assert done.returncode == 0, done.stderr[-2000:]
     import json
 
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["module"].startswith(str(target))
-    assert got["rules"].startswith(str(target)) and got["rules"].endswith("_rules")
+    assert got["rules"] == str(target / "catp" / "_rules")
     assert 0 < got["out"] <= got["in"] // 6 + 1 and got["kept"] > 0
+    assert any(reason.startswith("legal.") for reason in got["reasons"])  # the legal domain's own rules ran
+    assert got["auto"] == "legal" and got["same"]
 
 
 def installed_catp(target: Path, tmp_path: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:

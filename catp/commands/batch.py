@@ -113,19 +113,20 @@ def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], sc
     """Settings shared by every row are checked once here: a mistake is one usage error (exit 2), not an
     error row per document that replaces the output file. Returns the rule files loaded: the workers' Pruners
     get them so, and none parses them again."""
-    from catp.rules.loader import load_rule_files, resolve
+    from catp.rules.catalog import CATALOG
+    from catp.rules.loader import load_rule_files
     from catp.rules.registry import RuleRegistry
     from catp.scoring.registry import SCORERS
     from catp.tokens import load_token_counter
 
-    loaded = load_rule_files([str(r) for r in rules])
-    resolve(None if domain == "auto" else domain, loaded)
-    RuleRegistry([], cue_window_tokens=cue_window)  # checks the window's bounds
-    if setup is not None:
+    if setup is not None:  # first: it may register the rule kinds (register_kind) that the rule files use
         from catp.batch import _resolve_setup
 
-        _resolve_setup(setup)  # importable, and names a function (each worker calls it)
-    elif scorer not in (*SCORERS, "auto"):  # --setup may register more scorers
+        _resolve_setup(setup)()  # importable, and names a function (each worker calls it too)
+    loaded = load_rule_files([str(r) for r in rules])
+    CATALOG.compose(None if domain == "auto" else domain, loaded)
+    RuleRegistry([], cue_window_tokens=cue_window)  # checks the window's bounds
+    if setup is None and scorer not in (*SCORERS, "auto"):  # --setup may register more scorers
         raise CatpError(f"unknown scorer {scorer!r}; choose one of {', '.join([*SCORERS, 'auto'])}")
     if tokenizer is not None:
         load_token_counter(tokenizer)

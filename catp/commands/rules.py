@@ -11,31 +11,17 @@ import typer
 rules_app = typer.Typer(help="Check, test and explain rule sets.", no_args_is_help=True)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.samefile(b)
-    except OSError:
-        return False
-
-
 def _load(paths: list[Path], domain: Optional[str]):
-    from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, check_unique_ids, load_file
+    """The files given (their ids checked against the built-in sets they are used with), else the built-in sets:
+    common and `domain`, or all of them."""
+    from catp.rules.catalog import CATALOG
+    from catp.rules.loader import load_file
 
     if paths:
         loaded = [load_file(p) for p in paths]
-
-        def builtin(name: str) -> list:  # a built-in file given by path is that file, not a clash with itself
-            path = builtin_path(name)
-            return [] if any(_same_file(Path(p), path) for p in paths) else [load_file(path)]
-
-        common = builtin("common")
-        for name in BUILTIN_DOMAINS:  # as `--rules` loads them with each domain: ids must not clash
-            check_unique_ids([*common, *builtin(name), *loaded])
-    else:
-        names = ["common", domain] if domain else ["common", *BUILTIN_DOMAINS]
-        loaded = [load_file(builtin_path(n)) for n in names]
-        check_unique_ids(loaded)
-    return loaded
+        CATALOG.check_user_files(loaded)
+        return loaded
+    return CATALOG.builtins(["common", domain] if domain else None)
 
 
 def _compile(loaded) -> None:
@@ -163,10 +149,10 @@ def _print_rule(rule, where: str) -> None:
 def policy_command(domain: str = typer.Option(..., "--domain", help="legal, finance, medical, general, or a --rules file's name."),
                    paths: list[Path] = typer.Option([], "--rules", help="Extra rule files (they override).")) -> None:
     """Show the selection policy in force for a domain, per language, after merging the rule sets."""
-    from catp.rules.loader import resolve
+    from catp.rules.catalog import CATALOG
     from catp.rules.schema import merged_policy
 
-    loaded = resolve(domain, [str(p) for p in paths])
+    loaded = CATALOG.compose(domain, [str(p) for p in paths])
     _compile(loaded)
     rulesets = [item.ruleset for item in loaded]
     policies = {lang: merged_policy(rulesets, lang).model_dump() for lang in ("en", "zh")}

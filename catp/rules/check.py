@@ -67,18 +67,16 @@ def lint(loaded: list[LoadedRuleSet]) -> list[str]:
 def tuned_fields_changed(loaded: list[LoadedRuleSet]) -> list[str]:
     """A user file's `selection` fields that replace a value the built-in rule sets tuned on the dev sets: a
     --rules file's selection overrides the domain's, so copying the README's fields silently cost 0.023 on E3C."""
-    from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file
+    from catp.rules.catalog import CATALOG
 
-    builtin_paths = [builtin_path(name) for name in ["common", *BUILTIN_DOMAINS]]
     tuned: dict[tuple[str, str], list[str]] = {}
-    for path in builtin_paths:
-        item = load_file(path)
+    for item in CATALOG.builtins():
         for lang, policy in item.ruleset.selection.items():
             for name in policy.model_fields_set:
                 tuned.setdefault((lang, name), []).append(f"{item.ruleset.name} {getattr(policy, name)!r}")
     problems = []
     for item in loaded:
-        if any(_same_path(item.path, p) for p in builtin_paths):
+        if CATALOG.is_builtin_file(item.path):
             continue
         for lang, policy in item.ruleset.selection.items():
             for name in sorted(policy.model_fields_set):
@@ -89,25 +87,13 @@ def tuned_fields_changed(loaded: list[LoadedRuleSet]) -> list[str]:
     return problems
 
 
-def _same_path(a, b) -> bool:
-    import os
-
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
 def unknown_weighted_categories(loaded: list[LoadedRuleSet]) -> list[str]:
     """`selection.<lang>.category_weights` keys that no rule has as its category (here or in the built-in
     sets): a misspelt category would weigh nothing and say nothing."""
-    from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file
+    from catp.rules.catalog import CATALOG
 
     known = {rule.category for item in loaded for rule in item.ruleset.rules}
-    builtin = {str(builtin_path(name)) for name in ["common", *BUILTIN_DOMAINS]}
-    if not builtin <= {str(item.path) for item in loaded}:
-        known |= {rule.category for name in ["common", *BUILTIN_DOMAINS]
-                  for rule in load_file(builtin_path(name)).ruleset.rules}
+    known |= {rule.category for item in CATALOG.builtins() for rule in item.ruleset.rules}
     return [f"{item.path}: selection.{lang}.category_weights names {name!r}, a category no rule has "
             f"(known: {', '.join(sorted(known))})"
             for item in loaded for lang, policy in item.ruleset.selection.items()

@@ -10,8 +10,8 @@ import yaml
 from pydantic import ValidationError
 
 from catp.decode import has_lone_surrogates
-from catp.errors import CatpError, RuleError
-from catp.rules.schema import RuleSet
+from catp.errors import RuleError
+from catp.rules.schema import RuleSet, validate_ruleset
 
 BUILTIN_DOMAINS = ("legal", "finance", "medical")
 
@@ -26,11 +26,13 @@ class LoadedRuleSet:
 
 
 def builtin_rules_dir() -> Path:
-    """rules/ in a source checkout; the copy packaged as catp/_rules in a wheel."""
-    source = Path(__file__).resolve().parents[2] / "rules"
-    if (source / "common.yaml").is_file():
-        return source
-    return Path(str(resources.files("catp") / "_rules"))
+    """The copy a wheel carries as catp/_rules (package data, mapped from rules/ by pyproject.toml); in a source
+    checkout, which has none, the top-level rules/ beside the package. The packaged copy first: an installed
+    catp never reads a rules/ folder that happens to lie beside site-packages."""
+    packaged = Path(str(resources.files("catp") / "_rules"))
+    if (packaged / "common.yaml").is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "rules"
 
 
 def builtin_path(name: str) -> Path:
@@ -72,7 +74,7 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
                         path=path, line=bad_line)
     rule_lines = _rule_lines(root)
     try:
-        ruleset = RuleSet.model_validate(data)
+        ruleset = validate_ruleset(data)
     except ValidationError as exc:
         raise _explain(exc, data, rule_lines, path, root) from None
     lines: dict[str, int] = {}
@@ -179,20 +181,11 @@ def load_rule_files(rules) -> list[LoadedRuleSet]:
 
 
 def resolve(domain: str | None, extra: list[str | Path | LoadedRuleSet] | tuple = ()) -> list[LoadedRuleSet]:
-    """common.yaml, then the domain's built-in set, then the user's files (paths, or files already loaded,
-    which are not read again); ids must be unique. A domain that is no built-in one may be the `name` of one
-    of the user's files (a domain of their own: common.yaml and the user's files)."""
-    builtin = domain if domain in BUILTIN_DOMAINS else None
-    user = load_rule_files(extra)
-    if domain and domain not in ("general", "auto") and builtin is None:
-        names = sorted({item.ruleset.name for item in user} - {"general", "auto", *BUILTIN_DOMAINS})
-        if domain not in names:
-            own = f", or a --rules file's name ({', '.join(names)})" if names else ""
-            raise CatpError(f"unknown domain {domain!r}; choose one of {', '.join(BUILTIN_DOMAINS)}, general or "
-                            f"auto{own}")
-    loaded = [load_file(builtin_path("common")), *([load_file(builtin_path(builtin))] if builtin else []), *user]
-    check_unique_ids(loaded)
-    return loaded
+    """common.yaml, then the domain's built-in set, then the user's files: `catp.rules.catalog.CATALOG.compose`
+    (the built-in sets parsed once per process). Kept for the code that calls it."""
+    from catp.rules.catalog import CATALOG  # the catalog builds on this module
+
+    return CATALOG.compose(domain, extra)
 
 
 def check_unique_ids(loaded: list[LoadedRuleSet]) -> None:

@@ -2,13 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, Union
 
-import regex
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
+
+if TYPE_CHECKING:
+    from catp.select.policy import KeySection, SelectionPolicy
+
+Flag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE"]  # the same as catp.select.policy.Flag
+
+_POLICY_NAMES = ("SelectionPolicy", "KeySection")
+
+
+def __getattr__(name: str):
+    """`SelectionPolicy` and `KeySection` live in catp/select/policy.py (select/ imports nothing from rules/);
+    served from here for the code that still imports them from here. Imported on first use, not at the top:
+    catp/select/__init__ imports annotate, which imports this module (a cycle)."""
+    if name in _POLICY_NAMES:
+        from catp.select import policy
+
+        for each in _POLICY_NAMES:
+            globals()[each] = getattr(policy, each)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Policy:
+    """What `RuleSet.selection` holds per language: catp.select.policy.SelectionPolicy, imported when pydantic
+    builds RuleSet's schema, on first use (defer_build), not while this module is imported (the cycle above)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source, handler):
+        return handler.generate_schema(__getattr__("SelectionPolicy"))
+
 
 Lang = Literal["en", "zh"]
-Flag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE"]
 
 
 def _none_blank(values: list[str], info: ValidationInfo) -> list[str]:
@@ -17,15 +45,6 @@ def _none_blank(values: list[str], info: ValidationInfo) -> list[str]:
     if any(not v.strip() for v in values):
         raise ValueError(f"{info.field_name} must not be blank")
     return values
-
-
-def _compiled(pattern: str) -> str:
-    """The pattern, once the regex module compiles it (a ValueError naming the error otherwise)."""
-    try:
-        regex.compile(pattern)
-    except regex.error as exc:
-        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
-    return pattern
 
 
 Words = Annotated[list[str], AfterValidator(_none_blank)]  # phrases, pos anchors, detect keywords
@@ -131,6 +150,11 @@ class HeadingRule(RuleBase):
 
 Rule = Annotated[Union[RegexRule, PhraseRule, CueWindowRule, PosRule, HeadingRule], Field(discriminator="kind")]
 
+# Every rule kind's model by its `kind`: the built-in ones, then those that catp.rules.catalog.register_kind adds.
+KINDS: dict[str, type[RuleBase]] = {"regex": RegexRule, "phrases": PhraseRule, "cue_window": CueWindowRule,
+                                    "pos": PosRule, "heading": HeadingRule}
+_BUILTIN_KINDS = frozenset(KINDS)
+
 
 class Detection(BaseModel):
     """Keywords that make `--domain auto` pick this rule set."""
@@ -140,112 +164,48 @@ class Detection(BaseModel):
     keywords: Words = Field(default_factory=list)
 
 
-class KeySection(BaseModel):
-    """A section type an expert reads first (fees, liability; 诊断, 出院医嘱; results, guidance): found by a
-    heading, or by a line's opening words (SelectionPolicy.section_label), that `pattern` matches."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    pattern: str = Field(min_length=1, description="regex searched in a heading's text or a line's opening "
-                         "label (zh and en variants as alternatives)")
-    flags: list[Flag] = Field(default_factory=lambda: ["IGNORECASE"])
-    weight: float = Field(2.0, ge=0, le=100, description="the value of the section's units times this; the "
-                          "heavier key sections are covered first")
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, pattern: str) -> str:
-        return _compiled(pattern)
-
-
-class SelectionPolicy(BaseModel):
-    """How selection weighs what fills the budget, for one language. A field a later rule set
-    gives overrides the same field of an earlier one (common, then the domain, then --rules)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    information_weight: float = Field(1.0, ge=0, le=1000, description="the scorer's information against the rules' facts")
-    lead_weight: float = Field(2.0, ge=0, le=100, description="extra weight at a section's first unit")
-    lead_share: float = Field(0.3, gt=0, le=1, description="the share of a section its lead bonus covers")
-    lead_tokens: int = Field(0, ge=0, le=1_000_000, description="when set, the lead bonus covers this many tokens of a "
-                             "section instead of lead_share of it (facts that sit in a section's first lines)")
-    doc_lead_weight: float = Field(4.0, ge=0, le=100, description="extra weight at the document's first unit")
-    doc_lead_share: float = Field(0.05, gt=0, le=1, description="the share of the document that bonus covers")
-    doc_lead_tokens: int = Field(0, ge=0, le=1_000_000, description="when set, that bonus covers at least the units "
-                                 "of the document's first this many tokens (a short document's title and parties)")
-    table_lead_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's first row")
-    table_lead_rows: int = Field(10, ge=1, le=10_000, description="the row of a table where that bonus has fallen to "
-                                 "nothing (a table's first rows hold its main lines; later ones, details)")
-    table_tail_weight: float = Field(0.0, ge=0, le=100, description="extra weight at a table's last data row (its "
-                                     "total or closing line)")
-    table_word_row_weight: float = Field(1.0, ge=0, le=100, description="what a table's data row with a word in a "
-                                         "value cell (names, titles, dates, column titles) weighs against one of "
-                                         "figures only")
-    table_blank_row_weight: float = Field(1.0, ge=0, le=100, description="what a table's data row with a blank or "
-                                          "dash value cell ('', '—', 'n/a') weighs against a full one")
-    table_intro_tokens: int = Field(0, ge=0, le=1_000_000, description="a line of at most this many tokens that a "
-                                    "rule of category 'table' marks (the sentence that introduces a table) is read "
-                                    "with its table: section_decay leaves it out; 0: off")
-    section_decay_weight: float = Field(0.0, ge=0, le=100, description="how much less a section's unit weighs for "
-                                        "each section_decay_tokens of better units before it in the section (0: off)")
-    section_decay_tokens: int = Field(100, ge=1, le=1_000_000, description="the tokens of a section's better units "
-                                      "over which section_decay_weight acts")
-    whole_span_chars: int = Field(0, ge=0, le=100_000, description="a span a rule keeps whole (expand) counts one "
-                                  "fact per this many characters; 0: one fact per span")
-    distinct_facts: float | None = Field(None, ge=0, le=4, description="when set, a fact (a protected span of a "
-                                        "number, date, finding, name ...) counts once: a unit holding one already "
-                                        "kept gets nothing for it, and it weighs its occurrences in the document to "
-                                        "this power; unset: every occurrence counts")
-    split_parentheses: bool = Field(False, description="a parenthesis inside a sentence also starts and ends a unit "
-                                    "(segmentation.yaml's parenthesis_end): abbreviations, reference ranges and asides "
-                                    "become units of their own")
-    whole_span_tokens: int = Field(0, ge=0, le=1_000_000, description="a unit of a span kept whole of t tokens "
-                                   "weighs N / t past N tokens, sqrt(N / t) below (the facts a sentence holds grow "
-                                   "with the root of its length, then stop); 0: no such factor")
-    category_weights: dict[str, float] = Field(default_factory=dict, description="a protected span's fact "
-                                               "weight times its category's weight here (1 for a category not "
-                                               "listed; 0: the category marks no fact in this language); a "
-                                               "discount span's units' facts times its category's weight")
-
-    key_sections: dict[str, KeySection] = Field(default_factory=dict, description="section types by name: "
-                                                "their units' value times the type's weight, and with "
-                                                "coverage_share each one present gets its heading and best unit "
-                                                "before the fill; a later rule set's entry replaces the same name's")
-    section_label: str = Field("", description="regex for a line's opening label, a section without a heading "
-                               "('5.1 Upfront Licence Fee.', '出院诊断：'): its group 'label' (else the match) is "
-                               "what key_sections' patterns search; empty: headings only")
-    coverage_share: float = Field(0.0, ge=0, le=1, description="the share of the budget that covering the key "
-                                  "sections (each one's heading and most valuable unit, heaviest first) may take "
-                                  "before value per token fills the rest; 0: no coverage step")
-    coverage_min_tokens: int = Field(0, ge=0, le=1_000_000, description="no coverage step under this budget: "
-                                     "in a few dozen tokens a heading and its gap marker cost more than a clause")
-    coverage_facts: bool = Field(False, description="after each key section's heading and best unit, coverage "
-                                 "also takes the units holding facts (amounts, dates, names, diagnoses, drugs ...) "
-                                 "in key sections, densest first, one section's at a time, within coverage_share")
-
-    @field_validator("section_label")
-    @classmethod
-    def _label_compiles(cls, pattern: str) -> str:
-        return _compiled(pattern) if pattern else pattern
-
-    @field_validator("category_weights")
-    @classmethod
-    def _weights_are_finite(cls, weights: dict[str, float]) -> dict[str, float]:
-        bad = {k: w for k, w in weights.items() if not 0 <= w <= 100}
-        if bad:
-            raise ValueError(f"category weights must lie in [0, 100], got {bad}")
-        return weights
-
-
 class RuleSet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(min_length=1)
     version: int = 1
     description: str = ""
     detect: Detection = Field(default_factory=Detection)
-    selection: dict[Lang, SelectionPolicy] = Field(default_factory=dict)
+    selection: dict[Lang, _Policy] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
+
+
+_extended: type[RuleSet] | None = None  # RuleSet whose `rules` take every kind in KINDS, once one is added
+
+
+def add_kind(kind: str, model: type[RuleBase]) -> None:
+    """Let rule files use `kind: <kind>`, validated by `model` (catp.rules.catalog.register_kind checks both)."""
+    global _extended
+    KINDS[kind] = model
+    union = Annotated[Union[tuple(KINDS.values())], Field(discriminator="kind")]
+    _extended = create_model("RuleSet", __base__=RuleSet, __module__=__name__,
+                             rules=(list[union], Field(default_factory=list)))
+
+
+def remove_kind(kind: str) -> None:
+    """Undo `add_kind` (the built-in kinds stay)."""
+    global _extended
+    if kind in _BUILTIN_KINDS:
+        raise ValueError(f"{kind!r} is a built-in rule kind")
+    KINDS.pop(kind, None)
+    extra = {k: m for k, m in KINDS.items() if k not in _BUILTIN_KINDS}
+    _extended = None
+    for name, model in extra.items():  # rebuilt with those left
+        add_kind(name, model)
+
+
+def validate_ruleset(data: dict) -> RuleSet:
+    """`data` as a RuleSet, its rules of any registered kind. A RuleSet still (not the extended class, which only
+    validates): rule sets travel to batch workers by pickle."""
+    if _extended is None:
+        return RuleSet.model_validate(data)
+    extended = _extended.model_validate(data)
+    return RuleSet.model_construct(_fields_set=extended.model_fields_set, **dict(extended))
 
 
 def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
@@ -259,8 +219,8 @@ def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
                     fields[name] = {**fields.get(name, {}), **policy.key_sections}
                 else:
                     fields[name] = getattr(policy, name)
-    return SelectionPolicy(**fields)
+    return __getattr__("SelectionPolicy")(**fields)
 
 
 def json_schema() -> dict:
-    return RuleSet.model_json_schema()
+    return (_extended or RuleSet).model_json_schema()
