@@ -122,9 +122,9 @@ def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], sc
     resolve(None if domain == "auto" else domain, loaded)
     RuleRegistry([], cue_window_tokens=cue_window)  # checks the window's bounds
     if setup is not None:
-        from catp.batch import _resolve_setup
+        from catp.batch import resolve_setup
 
-        _resolve_setup(setup)  # importable, and names a function (each worker calls it)
+        resolve_setup(setup)  # importable, and names a function (each worker calls it)
     elif scorer not in (*SCORERS, "auto"):  # --setup may register more scorers
         raise CatpError(f"unknown scorer {scorer!r}; choose one of {', '.join([*SCORERS, 'auto'])}")
     if tokenizer is not None:
