@@ -4,23 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from catp.config import DEFAULTS
+
 
 @dataclass
 class BatchOptions:
-    """What every worker's Pruner is built with, and the batch-wide budget and reading options."""
+    """What every worker's Pruner is built with, and the batch-wide budget and reading options (defaults:
+    catp.config.DEFAULTS)."""
 
-    budget: int | None = None
-    ratio: str | float | None = None
-    question: str | None = None
-    domain: str = "auto"
-    rules: list = field(default_factory=list)  # paths, or files already loaded (catp.rules.loader.load_file)
-    tokenizer: str | None = None
-    scorer: str = "lexical"
-    scorer_options: dict = field(default_factory=dict)
-    gap_marker: str = " … "
-    cue_window_tokens: int | None = None
-    encoding: str | None = None
-    max_bytes: int = 200 * 1024 * 1024
+    budget: int | None = DEFAULTS.budget
+    ratio: str | float | None = DEFAULTS.ratio
+    question: str | None = DEFAULTS.question
+    domain: str = DEFAULTS.domain
+    rules: list = field(default_factory=lambda: list(DEFAULTS.rules))  # paths, or files loaded (rules.loader.load_file)
+    tokenizer: str | None = DEFAULTS.tokenizer
+    scorer: str = DEFAULTS.scorer
+    scorer_options: dict = field(default_factory=lambda: dict(DEFAULTS.scorer_options or {}))
+    gap_marker: str = DEFAULTS.gap_marker
+    cue_window_tokens: int | None = DEFAULTS.cue_window_tokens
+    encoding: str | None = DEFAULTS.encoding
+    max_bytes: int = DEFAULTS.max_bytes
     text_field: str = "text"
     id_field: str = "id"
     glob: str | None = None  # a folder's files to read; None: DOCUMENT_SUFFIXES
