@@ -11,10 +11,11 @@ import warnings
 from typing import NamedTuple
 
 from catp.arguments import check_encoding, check_max_bytes
+from catp.config import DEFAULTS
 from catp.errors import InputError
 from catp.formats import HTML, READS, TEXT, extract, html_text, sniff
 
-DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+DEFAULT_MAX_BYTES = DEFAULTS.max_bytes
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 # Chinese legacy encodings: GB18030 is a superset of GBK and GB2312.

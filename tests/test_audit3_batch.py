@@ -27,7 +27,7 @@ def test_parquet_and_jsonl_name_the_same_record_by_the_same_1_based_number(tmp_p
     import pyarrow.parquet as pq
 
     from catp.batch import BatchOptions, run_batch
-    from catp.batch_output import read_rows
+    from catp.batch import read_rows
 
     good = "The fee is $5,000, payable on 1 March 2024 by Acme Inc. to Beta LLC. " * 20
     records = [{"id": "a", "text": good, "budget": None}, {"id": None, "text": None, "budget": None},

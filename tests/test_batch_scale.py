@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from catp.batch import BatchOptions, run_batch
-from catp.batch_output import id_key, read_rows
+from catp.batch import id_key, read_rows
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _samples import evals_data  # noqa: E402
@@ -208,11 +208,11 @@ def test_resume_after_a_crash_ends_like_a_clean_run_parquet(mixed, tmp_path):
 
 
 def test_huge_jsonl_inputs_are_not_counted_first(mixed, monkeypatch):
-    from catp import batch
+    from catp.batch import readers
 
-    assert batch.count_documents([str(mixed)]) == 9
-    monkeypatch.setattr(batch, "COUNT_MAX_BYTES", 100)  # as if the input were terabytes
-    assert batch.count_documents([str(mixed)]) is None
+    assert readers.count_documents([str(mixed)]) == 9
+    monkeypatch.setattr(readers, "COUNT_MAX_BYTES", 100)  # as if the input were terabytes
+    assert readers.count_documents([str(mixed)]) is None
 
 
 def test_resume_refuses_stdout(mixed):

@@ -208,7 +208,7 @@ def _gbk_folder(tmp_path):
 def test_a_file_name_that_is_not_utf8_is_a_row_and_resume_finishes(tmp_path, out_name):
     """A GBK file name killed the batch (UnicodeEncodeError writing its id), and every --resume after it."""
     from catp.batch import BatchOptions, run_batch
-    from catp.batch_output import id_key, read_rows
+    from catp.batch import id_key, read_rows
 
     if out_name.endswith(".parquet"):
         pytest.importorskip("pyarrow")
@@ -274,7 +274,7 @@ def Path_(name):
 def test_an_output_inside_the_input_folder_is_not_read_then_or_on_resume(tmp_path, out_name):
     """`catp batch corpus -o corpus/pruned.jsonl` was accepted, and the --resume it advised was refused."""
     from catp.batch import BatchOptions, run_batch
-    from catp.batch_output import read_rows
+    from catp.batch import read_rows
 
     if out_name.endswith(".parquet"):
         pytest.importorskip("pyarrow")
@@ -300,7 +300,7 @@ def test_broken_links_devices_and_fifos_in_a_folder_get_error_rows(tmp_path):
     import os
 
     from catp.batch import BatchOptions, run_batch
-    from catp.batch_output import read_rows
+    from catp.batch import read_rows
 
     corpus = _corpus(tmp_path)
     os.symlink(corpus / "gone.txt", corpus / "broken.txt")

@@ -11,6 +11,7 @@ import typer
 
 from catp.commands.output import echo_text
 from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
+from catp.config import DEFAULTS
 from catp.errors import CatpError
 from catp.jsontext import model_json
 
@@ -25,14 +26,14 @@ def ask_command(
     question: str = typer.Argument(..., help="The question to ask about it."),
     server: str = server_option(),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Served model name; default: the first one."),
-    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
+    domain: str = typer.Option(DEFAULTS.domain, "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
     stream: bool = typer.Option(False, "--stream/--no-stream", help="Print the answer as it arrives."),
-    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens reserved for the answer."),
+    max_tokens: int = typer.Option(DEFAULTS.max_tokens, "--max-tokens", min=1, help="Tokens reserved for the answer."),
     show_pruned: bool = typer.Option(False, "--show-pruned", help="Print the pruned document (stderr) first."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Keep the prompt within this many requests' KV share."),
-    budget: Optional[int] = typer.Option(None, "--budget", "-b", min=1, help="Document budget in tokens (default: the engine's)."),
-    rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
-    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Pruning tokenizer (default: the served model's if local, else Qwen BPE)."),
+    concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", "-c", min=1, help="Keep the prompt within this many requests' KV share."),
+    budget: Optional[int] = typer.Option(DEFAULTS.budget, "--budget", "-b", min=1, help="Document budget in tokens (default: the engine's)."),
+    rules: list[Path] = typer.Option(list(DEFAULTS.rules), "--rules", help="Extra rule file (repeatable)."),
+    tokenizer: Optional[str] = typer.Option(DEFAULTS.tokenizer, "--tokenizer", help="Pruning tokenizer (default: the served model's if local, else Qwen BPE)."),
     lang: Optional[Lang] = typer.Option(None, "--lang", help="Prompt template language (default: detected)."),
     template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file (YAML/JSON)."),
     system: Optional[str] = typer.Option(None, "--system", help="An extra system instruction."),
@@ -41,7 +42,7 @@ def ask_command(
     read_timeout: float = typer.Option(120.0, "--read-timeout", help="Seconds to wait for each read."),
     retries: int = typer.Option(2, "--retries", min=0, help="Retries on connection errors, 429 and 5xx."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds for each request in all: retries, body and stream."),
-    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection."),
+    encoding: Optional[str] = typer.Option(DEFAULTS.encoding, "--encoding", help="Override encoding detection."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text (the answer) or json (the whole result)."),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings or summary on stderr."),
 ) -> None:

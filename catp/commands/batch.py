@@ -19,6 +19,7 @@ from catp.commands.scorer_options import (
     scorer_sha256_option,
     scorer_url_option,
 )
+from catp.config import DEFAULTS
 from catp.errors import CatpError
 
 
@@ -36,14 +37,14 @@ def batch_command(
                                                                  "or ray://HOST:PORT; default a local Ray."),
     resume: bool = typer.Option(False, "--resume", help="Keep the rows already in the output and prune only "
                                                        "the input rows whose id is not there (appended)."),
-    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
-    budget: Optional[int] = typer.Option(None, "--budget", "-b", help="Budget in tokens (a JSONL row's own budget/ratio wins)."),
-    ratio: Optional[str] = typer.Option(None, "--ratio", "-r", help="Budget as a share of each input, e.g. 1/6."),
-    question: Optional[str] = typer.Option(None, "--question", "-q", help="Rank text by relevance to this question (a row's own wins)."),
-    rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
-    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
-    gap_marker: str = typer.Option(" … ", "--gap-marker", help="Put between non-adjacent kept pieces."),
-    cue_window: Optional[int] = typer.Option(None, "--cue-window", help="Tokens kept after but/however/但是…"),
+    domain: str = typer.Option(DEFAULTS.domain, "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
+    budget: Optional[int] = typer.Option(DEFAULTS.budget, "--budget", "-b", help="Budget in tokens (a JSONL row's own budget/ratio wins)."),
+    ratio: Optional[str] = typer.Option(DEFAULTS.ratio, "--ratio", "-r", help="Budget as a share of each input, e.g. 1/6."),
+    question: Optional[str] = typer.Option(DEFAULTS.question, "--question", "-q", help="Rank text by relevance to this question (a row's own wins)."),
+    rules: list[Path] = typer.Option(list(DEFAULTS.rules), "--rules", help="Extra rule file (repeatable)."),
+    tokenizer: Optional[str] = typer.Option(DEFAULTS.tokenizer, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
+    gap_marker: str = typer.Option(DEFAULTS.gap_marker, "--gap-marker", help="Put between non-adjacent kept pieces."),
+    cue_window: Optional[int] = typer.Option(DEFAULTS.cue_window_tokens, "--cue-window", help="Tokens kept after but/however/但是…"),
     scorer: str = scorer_option(),
     scorer_model: Optional[str] = scorer_model_option(),
     scorer_url: Optional[str] = scorer_url_option(),
@@ -55,8 +56,8 @@ def batch_command(
     id_field: str = typer.Option("id", "--id-field", help="JSONL field or Parquet column holding the id "
                                                           "(else FILE:LINE, FILE:ROW for Parquet)."),
     glob: Optional[str] = typer.Option(None, "--glob", help="Which files of a folder to read, e.g. '*.txt' (default: text, Markdown, PDF, DOCX, HTML, JSONL and Parquet files)."),
-    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection for text and HTML files (not PDF or DOCX)."),
-    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse text files larger than this."),
+    encoding: Optional[str] = typer.Option(DEFAULTS.encoding, "--encoding", help="Override encoding detection for text and HTML files (not PDF or DOCX)."),
+    max_bytes: int = typer.Option(DEFAULTS.max_bytes, "--max-bytes", min=1, help="Refuse text files larger than this."),
     setup: Optional[str] = typer.Option(None, "--setup", help="MODULE:FUNCTION run first in each worker (register custom scorers or matchers)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no summary line."),
@@ -120,9 +121,9 @@ def _check_settings(domain: str, rules: list[Path], tokenizer: Optional[str], sc
     from catp.tokens import load_token_counter
 
     if setup is not None:  # first: it may register the rule kinds (register_kind) that the rule files use
-        from catp.batch import _resolve_setup
+        from catp.batch import resolve_setup
 
-        _resolve_setup(setup)()  # importable, and names a function (each worker calls it too)
+        resolve_setup(setup)()  # importable, and names a function (each worker calls it too)
     loaded = load_rule_files([str(r) for r in rules])
     CATALOG.compose(None if domain == "auto" else domain, loaded)
     RuleRegistry([], cue_window_tokens=cue_window)  # checks the window's bounds

@@ -9,6 +9,8 @@ from typing import Optional
 
 import typer
 
+from catp.config import DEFAULTS
+
 DEFAULT_SERVER = "http://127.0.0.1:8000/v1"
 
 
@@ -30,8 +32,8 @@ def server_option() -> str:
 def budget_command(
     server: str = server_option(),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Served model name; default: the first one."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Requests expected to run at once."),
-    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens reserved for the answer."),
+    concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", "-c", min=1, help="Requests expected to run at once."),
+    max_tokens: int = typer.Option(DEFAULTS.max_tokens, "--max-tokens", min=1, help="Tokens reserved for the answer."),
     question: str = typer.Option("", "--question", "-q", help="Count this question in the prompt overhead."),
     lang: Lang = typer.Option(Lang.en, "--lang", help="Which prompt template: en or zh."),
     template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file (YAML/JSON)."),

@@ -8,13 +8,14 @@ from typing import Optional
 import typer
 
 from catp.commands.output import echo_text, write_output
+from catp.config import DEFAULTS
 
 
 def decode_command(
     file: str = typer.Argument(..., help="A text, PDF, DOCX or HTML file, or - for stdin."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
-    encoding: Optional[str] = typer.Option(None, "--encoding", help="Override encoding detection (text and HTML, not PDF or DOCX)."),
-    max_bytes: int = typer.Option(200 * 1024 * 1024, "--max-bytes", min=1, help="Refuse inputs larger than this."),
+    encoding: Optional[str] = typer.Option(DEFAULTS.encoding, "--encoding", help="Override encoding detection (text and HTML, not PDF or DOCX)."),
+    max_bytes: int = typer.Option(DEFAULTS.max_bytes, "--max-bytes", min=1, help="Refuse inputs larger than this."),
     quiet: bool = typer.Option(False, "--quiet", help="No warnings or summary on stderr."),
 ) -> None:
     """Print FILE's text as catp reads it: decoded, or extracted from a PDF, DOCX or HTML file. The

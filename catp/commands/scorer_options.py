@@ -7,9 +7,11 @@ from typing import Any, Optional
 
 import typer
 
+from catp.config import DEFAULTS
+
 
 def scorer_option():
-    return typer.Option("lexical", "--scorer", help="lexical, lm, vllm or auto.")
+    return typer.Option(DEFAULTS.scorer, "--scorer", help="lexical, lm, vllm or auto.")
 
 
 def scorer_model_option():

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from catp.config import DEFAULTS
 from catp.errors import CatpError
 
 
@@ -16,11 +17,11 @@ def serve_command(
     upstream: str = typer.Option(..., "--upstream", "-u", help="The vLLM server, with or without /v1."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
     port: int = typer.Option(8100, "--port", "-p", min=1, max=65535, help="Port to listen on."),
-    domain: str = typer.Option("auto", "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
-    rules: list[Path] = typer.Option([], "--rules", help="Extra rule file (repeatable)."),
-    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Pruning tokenizer (default: the served model's if local, else Qwen BPE)."),
-    concurrency: int = typer.Option(1, "--concurrency", "-c", min=1, help="Keep each prompt within this many requests' KV share."),
-    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens reserved for the answer when a request gives no max_tokens."),
+    domain: str = typer.Option(DEFAULTS.domain, "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
+    rules: list[Path] = typer.Option(list(DEFAULTS.rules), "--rules", help="Extra rule file (repeatable)."),
+    tokenizer: Optional[str] = typer.Option(DEFAULTS.tokenizer, "--tokenizer", help="Pruning tokenizer (default: the served model's if local, else Qwen BPE)."),
+    concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", "-c", min=1, help="Keep each prompt within this many requests' KV share."),
+    max_tokens: int = typer.Option(DEFAULTS.max_tokens, "--max-tokens", min=1, help="Tokens reserved for the answer when a request gives no max_tokens."),
     workers: int = typer.Option(2, "--workers", "-w", min=1, help="Pruning processes."),
     queue: int = typer.Option(256, "--queue", min=0, help="Requests that may wait for a worker; past that: 429."),
     max_body: int = typer.Option(64 * 1024 * 1024, "--max-body", min=1, help="Largest request body in bytes; past that: 413."),

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from catp.config import DEFAULTS
 from catp.errors import BudgetError, InputError
 from catp.result import DroppedProtected, KeptSpan
 
@@ -77,9 +78,10 @@ class DocumentsPruner:
     """
 
     def __init__(self, *, budget: int | None = None, ratio: float | str | None = None, server: str | None = None,
-                 shared: bool = False, domain: str | None = None, rules: str | Path | Sequence[str | Path] = (),
-                 tokenizer: str | None = None, scorer: str = "lexical", max_tokens: int = 512,
-                 concurrency: int = 1, model: str | None = None, api_key: str | None = None,
+                 shared: bool = False, domain: str | None = DEFAULTS.domain,
+                 rules: str | Path | Sequence[str | Path] = DEFAULTS.rules, tokenizer: str | None = DEFAULTS.tokenizer,
+                 scorer: str = DEFAULTS.scorer, max_tokens: int = DEFAULTS.max_tokens,
+                 concurrency: int = DEFAULTS.concurrency, model: str | None = None, api_key: str | None = None,
                  pruner: Any = None) -> None:
         given = [name for name, value in (("budget", budget), ("ratio", ratio), ("server", server))
                  if value is not None]
@@ -225,7 +227,8 @@ def _split(result, texts: list[str], starts: list[int], gap_marker: str):
 
 class PrunerSettings(BaseModel):
     """The settings of a framework component that prunes with a DocumentsPruner (LangChain's compressor,
-    LlamaIndex's postprocessor: both pydantic models), and the DocumentsPruner built from them."""
+    LlamaIndex's postprocessor: both pydantic models), and the DocumentsPruner built from them. The pruning
+    settings default to catp.config.DEFAULTS."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -233,12 +236,12 @@ class PrunerSettings(BaseModel):
     ratio: float | str | None = None
     server: str | None = None
     shared: bool = False
-    domain: str | None = None
-    rules: str | Path | list[str | Path] = []
-    tokenizer: str | None = None
-    scorer: str = "lexical"
-    max_tokens: int = 512
-    concurrency: int = 1
+    domain: str | None = DEFAULTS.domain
+    rules: str | Path | list[str | Path] = list(DEFAULTS.rules)
+    tokenizer: str | None = DEFAULTS.tokenizer
+    scorer: str = DEFAULTS.scorer
+    max_tokens: int = DEFAULTS.max_tokens
+    concurrency: int = DEFAULTS.concurrency
     model: str | None = None
     api_key: str | None = None
     drop_empty: bool = True

@@ -18,6 +18,7 @@ import logging
 
 from haystack import Document, component
 
+from catp.config import DEFAULTS
 from catp.integrations.core import DocumentsPruner, PrunedText
 
 log = logging.getLogger("catp.integrations")
@@ -33,9 +34,10 @@ class CatpDocumentPruner:
     """
 
     def __init__(self, budget: int | None = None, ratio: float | str | None = None, server: str | None = None,
-                 shared: bool = False, domain: str | None = None, rules: str | list[str] | None = None,
-                 tokenizer: str | None = None, scorer: str = "lexical", max_tokens: int = 512,
-                 concurrency: int = 1, model: str | None = None, drop_empty: bool = True) -> None:
+                 shared: bool = False, domain: str | None = DEFAULTS.domain, rules: str | list[str] | None = None,
+                 tokenizer: str | None = DEFAULTS.tokenizer, scorer: str = DEFAULTS.scorer,
+                 max_tokens: int = DEFAULTS.max_tokens, concurrency: int = DEFAULTS.concurrency,
+                 model: str | None = None, drop_empty: bool = True) -> None:
         # kept under their own names: Haystack serializes a component from its init parameters
         self.budget, self.ratio, self.server, self.shared = budget, ratio, server, shared
         self.domain, self.rules, self.tokenizer, self.scorer = domain, rules, tokenizer, scorer

@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from catp.backends.client import ContextLengthError, http_error
+from catp.config import DEFAULTS
 from catp.serve.errors import ApiError, error_body, error_response
 from catp.serve.metrics import Metrics
 from catp.serve.requests import Parsed, parse
@@ -37,11 +38,11 @@ DEFAULT_MAX_BODY = 64 * 1024 * 1024
 @dataclass
 class ServeSettings:
     upstream: str
-    domain: str | None = None
-    rules: list[str] = field(default_factory=list)
-    tokenizer: str | None = None
-    concurrency: int = 1
-    max_tokens: int = 512
+    domain: str | None = None  # None: detected (catp serve's --domain auto)
+    rules: list[str] = field(default_factory=lambda: list(DEFAULTS.rules))
+    tokenizer: str | None = DEFAULTS.tokenizer
+    concurrency: int = DEFAULTS.concurrency
+    max_tokens: int = DEFAULTS.max_tokens
     workers: int = 2
     queue: int = 256
     max_body: int = DEFAULT_MAX_BODY

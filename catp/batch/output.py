@@ -26,7 +26,8 @@ from collections import Counter
 from pathlib import Path
 from typing import IO
 
-from catp.batch import PARQUET_SUFFIXES
+from catp.batch.readers import PARQUET_SUFFIXES, require_pyarrow
+from catp.errors import CatpError
 from catp.jsontext import escape_surrogates, json_line
 
 PART_PREFIX = "part-"
@@ -47,8 +48,6 @@ def open_output(output: str | Path | IO[str], *, resume: bool = False, rows_per_
     """A writer for `output`: '-' or a text stream (JSONL), a path ending in .parquet (a Parquet
     folder), or any other path (a JSONL file). With `resume`, `writer.done` counts the keys of the
     ids already written and new rows are appended; without it the output starts empty."""
-    from catp.errors import CatpError
-
     if is_parquet_output(output):
         return ParquetWriter(Path(output), resume=resume, rows_per_file=rows_per_file)
     if not isinstance(output, (str, Path)) or str(output) == "-":
@@ -70,9 +69,7 @@ class JsonlWriter:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:
-            from catp.errors import CatpError
-
-            raise CatpError(f"{path}: cannot write the output ({exc.strerror or exc})") from exc
+                    raise CatpError(f"{path}: cannot write the output ({exc.strerror or exc})") from exc
         stream = open(fd, "r+", encoding="utf-8", newline="")
         try:
             lock_output(stream, path)
@@ -108,9 +105,7 @@ def lock_output(stream, path) -> None:
     try:
         fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        from catp.errors import CatpError
-
-        raise CatpError(f"{path}: another catp batch is writing this output; wait for it, or write elsewhere") from None
+            raise CatpError(f"{path}: another catp batch is writing this output; wait for it, or write elsewhere") from None
     except OSError:
         pass  # a file system without locks
 
@@ -132,9 +127,7 @@ def _resume_jsonl(path: Path) -> Counter:
         except ValueError:
             row = None
         if not (isinstance(row, dict) and "id" in row):
-            from catp.errors import CatpError
-
-            raise CatpError(f"{path}:{number}: not a row of catp batch: the output is corrupt (two runs writing it "
+                    raise CatpError(f"{path}:{number}: not a row of catp batch: the output is corrupt (two runs writing it "
                             "at once?); check it, or run again without --resume")
         done[id_key(row["id"])] += 1
     return done
@@ -150,9 +143,6 @@ def parquet_schema():
 
 class ParquetWriter:
     def __init__(self, folder: Path, *, resume: bool, rows_per_file: int):
-        from catp.batch import require_pyarrow
-        from catp.errors import CatpError
-
         require_pyarrow()
         if folder.exists() and not folder.is_dir():
             raise CatpError(f"{folder}: Parquet output is a folder of part files, and this is a file")

@@ -3,17 +3,17 @@
     sources ─from_items─▶ one row per input file ─map_batches(read_source)─▶ Items (pickled)
             ─map_batches(RayPruner, ActorPoolStrategy(size=jobs))─▶ rows (pickled) ─▶ the driver writes
 
-Each file is read by a Ray task with the same reader as the local engine (`catp.batch.iter_items`:
+Each file is read by a Ray task with the same reader as the local engine (`catp.batch.readers.iter_items`:
 JSONL lines, Parquet rows, a text file's path), so ids (`FILE:LINE` when missing), per-row overrides
 and reading errors are those of the local engine. Ray Data's read_json/read_parquet are not used:
 read_json fails the whole read on one malformed line and wants one Arrow type per column, and neither
 gives the line or row number that a row without an id is named by; reading costs next to nothing
-against pruning, so one reading task per file keeps up. Each actor holds one `catp.batch.Worker`
+against pruning, so one reading task per file keeps up. Each actor holds one `catp.batch.worker.Worker`
 (a Pruner per domain: rules and tokenizer load once per actor; the user's rule files come parsed) and
 calls its `prune`, the function the local pool's workers call. The execution keeps input order (`preserve_order`), and the driver
 writes the rows with the local engine's writer, so both engines give identical outputs.
 
-Ray is imported only here, and this module only by `--engine ray`.
+Ray (optional: catp[ray]) is imported only here, and only when `--engine ray` runs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ import logging
 import pickle
 from collections.abc import Iterator
 
-from catp.batch import BatchOptions, Worker, iter_items
+from catp.batch.options import BatchOptions
+from catp.batch.output import id_key
+from catp.batch.readers import iter_items
+from catp.batch.worker import Worker, error_row, resolve_setup
 from catp.errors import CatpError
 
 BATCH_ROWS = 4  # documents per actor call at most: small, since one document takes 0.01-1 s
@@ -84,9 +87,6 @@ class RayPruner:
         import pyarrow as pa
         import ray
 
-        from catp.batch import error_row
-        from catp.batch_output import id_key
-
         rows = []
         for blob in batch.column("item").to_pylist():
             key, item = pickle.loads(blob)
@@ -110,9 +110,7 @@ def ray_rows(sources: list[str], options: BatchOptions, *, jobs: int = 1, addres
     ray = require_ray()
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # no per-run notes under catp's progress bar
     if options.setup:  # fail here, once, rather than in every actor
-        from catp.batch import _resolve_setup
-
-        _resolve_setup(options.setup)
+        resolve_setup(options.setup)
     started_here = False
     if not ray.is_initialized():
         try:
