@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from catp.backends.client import ContextLengthError, http_error
+from catp.serve import jsonio
 from catp.serve.errors import ApiError, error_body, error_response
 from catp.serve.metrics import Metrics
 from catp.serve.requests import Parsed, parse
@@ -253,7 +254,7 @@ class Gateway:
             body["messages"] = plan_out["messages"]
         else:
             body["prompt"] = plan_out["prompt"]
-        return json.dumps(body, ensure_ascii=False).encode()
+        return jsonio.dumps(body)
 
     @staticmethod
     def _plan_headers(plan_out: dict[str, Any]) -> dict[str, str]:
