@@ -1,9 +1,10 @@
 """A fast stand-in for a vLLM server, for measuring the gateway's own overhead (benchmarks/bench_gateway.py).
 
 NOT a model: it answers every chat or completion at once with a fixed short text. What it does like vLLM:
-`GET /v1/models` (max_model_len), `POST /tokenize` (counts with Qwen's BPE, chat messages as
-content + 4 tokens each + 3), `GET /metrics` (vllm:cache_config_info), the 400-for-length reply with vLLM's
-wording, and SSE streams ending in `data: [DONE]`. Run: python benchmarks/standin_upstream.py --port 8199
+`GET /v1/models` (max_model_len), `POST /tokenize` (counts with Qwen's BPE, chat messages as content + 4
+tokens each + 3, a content list by its text parts), `GET /metrics` (vllm:cache_config_info), the
+400-for-length reply with vLLM's wording, and SSE streams ending in `data: [DONE]`.
+Run: python benchmarks/standin_upstream.py --port 8199
 """
 
 from __future__ import annotations
@@ -27,9 +28,14 @@ def create_app(max_model_len: int = 32768, num_blocks: int = 4096, block_size: i
 
     counter = load_token_counter(None)
 
+    def text(content) -> str:  # a string, or OpenAI's list of parts (only the text parts are counted)
+        if isinstance(content, list):
+            return "\n".join(p.get("text") or "" for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return content or ""
+
     def count(body: dict) -> int:
         if "messages" in body:
-            return sum(counter.count(m.get("content") or "") + 4 for m in body["messages"]) + 3
+            return sum(counter.count(text(m.get("content"))) + 4 for m in body["messages"]) + 3
         return counter.count(body.get("prompt") or "")
 
     async def models(request: Request):

@@ -35,7 +35,7 @@ EXTRAS = {
     "lm": ("torch", "transformers", "safetensors", "huggingface_hub"),
     "ray": ("ray",),
     "parquet": ("pyarrow",),
-    "serve": ("starlette", "uvicorn", "prometheus_client"),
+    "serve": ("starlette", "uvicorn", "prometheus_client", "orjson"),
 }
 
 COMMAND_MODULES = ("prune", "rules", "eval", "ask", "budget", "batch", "decode", "serve")

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import socket
 import time
 from pathlib import Path
 
@@ -103,6 +104,22 @@ def test_document_longer_than_max_model_len_is_answered(gateway, vllm_server):
     assert int(headers["x-catp-dropped-protected"]) >= 0 and reply.choices[0].message.content
 
 
+def test_content_parts_are_pruned(gateway, vllm_server):
+    """OpenAI's list content (text parts only: the tiny model takes no images) reaches vLLM's chat template
+    pruned, and fits."""
+    half = len(CONTRACT) // 2
+    parts = [{"type": "text", "text": CONTRACT[:half]}, {"type": "text", "text": CONTRACT[half:]}]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": parts},
+                {"role": "user", "content": [{"type": "text", "text": QUESTION}]}]
+    raw = sdk(gateway).chat.completions.with_raw_response.create(
+        model=vllm_server.model, messages=messages, max_tokens=ANSWER_LEN, extra_body=LONG)
+    headers = catp_headers(raw)
+    assert headers["x-catp-pruned"] == "true" and headers["x-catp-question-aware"] == "true"
+    assert int(headers["x-catp-prompt-tokens-before"]) > vllm_server.max_model_len
+    assert raw.parse().usage.prompt_tokens == int(headers["x-catp-prompt-tokens-after"])
+    assert int(headers["x-catp-prompt-tokens-after"]) + ANSWER_LEN <= vllm_server.max_model_len
+
+
 def test_completions_long_prompt_is_pruned(gateway, vllm_server):
     raw = sdk(gateway).completions.with_raw_response.create(
         model=vllm_server.model, prompt=CONTRACT, max_tokens=ANSWER_LEN, extra_body=LONG)
@@ -152,6 +169,38 @@ def test_client_disconnect_cancels_the_upstream_request(gateway, vllm_server):
             break
         last = now
     assert 10 <= last - before < asked / 2  # the first of the 20 data lines carries the role, not a token
+
+
+def settled(vllm_server, timeout: float = 60) -> float:
+    """vLLM's token counter once it has stood still for 3 s."""
+    last, deadline = generated(vllm_server), time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(3)
+        now = generated(vllm_server)
+        if now == last:
+            break
+        last = now
+    return last
+
+
+def test_client_disconnect_cancels_a_non_streamed_request(gateway, vllm_server):
+    """The client sends a plain (non-streamed) request and hangs up once the engine is generating: the engine
+    stops long before the 2,000 tokens asked for, and the gateway counts the request as client_disconnected."""
+    asked = 2000
+    body = json.dumps({"model": vllm_server.model, "messages": [{"role": "user", "content": "Tell me everything."}],
+                       "max_tokens": asked, **LONG}).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{gateway.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    before = generated(vllm_server)
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=30) as sock:
+        sock.sendall(head + body)
+        deadline = time.monotonic() + 60
+        while generated(vllm_server) - before < 10:  # the engine is generating this request
+            assert time.monotonic() < deadline, "vLLM never started generating"
+            time.sleep(0.1)
+    assert 10 <= settled(vllm_server) - before < asked / 2
+    metrics = httpx.get(gateway.root + "/metrics", timeout=10).text
+    assert re.search(r'catp_serve_requests_total\{outcome="client_disconnected",route="chat"\} [1-9]', metrics)
 
 
 def test_extra_body_control(gateway, vllm_server):

@@ -7,6 +7,7 @@ GET /v1/models (proxied), /health (never waits on pruning), /metrics (Prometheus
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -24,6 +25,7 @@ from starlette.routing import Route
 
 from catp.backends.client import ContextLengthError, http_error
 from catp.config import DEFAULTS
+from catp.serve import jsonio
 from catp.serve.errors import ApiError, error_body, error_response
 from catp.serve.metrics import Metrics
 from catp.serve.requests import Parsed, parse
@@ -145,7 +147,24 @@ class Gateway:
 
     # -- generation ------------------------------------------------------
     async def _generate(self, request: Request, kind: str) -> Response:
-        parsed = parse(await self._read_body(request), kind)
+        """Until the reply starts (all of a non-streamed one), a client that disconnects cancels the work: the
+        pruning job is dropped and the upstream connection closed, which cancels the request in vLLM."""
+        raw = await self._read_body(request)
+        work = asyncio.ensure_future(self._generate_from(raw, kind))
+        gone = asyncio.ensure_future(_disconnected(request))
+        try:
+            done, _ = await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)  # its cleanup closes the upstream request
+        if work in done:
+            return work.result()
+        raise ClientDisconnect()
+
+    async def _generate_from(self, raw: bytes, kind: str) -> Response:
+        parsed = parse(raw, kind)
         path = "/v1/chat/completions" if kind == "chat" else "/v1/completions"
         headers: dict[str, str] = {"x-catp-pruned": "false"}
         content = parsed.forward_bytes()
@@ -157,7 +176,10 @@ class Gateway:
                 headers.update(self._plan_headers(plan_out))
         resp = await self._send(kind, path, content, parsed.request.stream)
         if resp.status_code == 400 and parsed.control.mode != "off":
-            await resp.aread()
+            try:
+                await resp.aread()
+            finally:
+                await resp.aclose()
             error = http_error("POST", self.upstream.root + path, resp)
             if isinstance(error, ContextLengthError):
                 retry = await self._replan(parsed, kind, error, plan_out)
@@ -254,7 +276,7 @@ class Gateway:
             body["messages"] = plan_out["messages"]
         else:
             body["prompt"] = plan_out["prompt"]
-        return json.dumps(body, ensure_ascii=False).encode()
+        return jsonio.dumps(body)
 
     @staticmethod
     def _plan_headers(plan_out: dict[str, Any]) -> dict[str, str]:
@@ -269,8 +291,10 @@ class Gateway:
         """The upstream's reply as it is, plus the x-catp-* headers; a stream chunk by chunk."""
         out_headers = {**passed_headers(resp), **headers}
         if resp.is_stream_consumed or not stream or resp.status_code != 200:
-            body = await resp.aread()
-            await resp.aclose()
+            try:
+                body = await resp.aread()
+            finally:
+                await resp.aclose()  # cancelled mid-body too: closing the connection cancels the upstream request
             return Response(body, status_code=resp.status_code, headers=out_headers)
 
         async def chunks():
@@ -286,6 +310,12 @@ class Gateway:
                 await resp.aclose()  # on a client disconnect too: closing the connection cancels the upstream request
 
         return StreamingResponse(chunks(), status_code=resp.status_code, headers=out_headers)
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone. Called once the body is read, so it only ever sees http.disconnect."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def create_app(settings: ServeSettings) -> Starlette:

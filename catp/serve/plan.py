@@ -1,8 +1,9 @@
 """What to prune and to what budget. Runs in the worker processes (catp.serve.workers), never on the event loop.
 
 A chat request: system messages are never pruned and go first; when the last user message is short it is the
-question (never pruned, passed as `question=`); the other user and tool contents (plain strings) are the
-documents. Their share of the engine's budget (catp.backends.budget.engine_budget: max_model_len, KV share at
+question (never pruned, passed as `question=`); the other user and tool contents are the documents: a
+string content, or each text part of a content list (OpenAI's `[{"type": "text", ...}, {"type": "image_url",
+...}]`), pruned in place, with the other parts passed on untouched. Their share of the engine's budget (catp.backends.budget.engine_budget: max_model_len, KV share at
 --concurrency, max_tokens, this request's own template and messages counted with /tokenize) is split so that
 the longest are pruned first; the prompt is counted again exactly and pruned tighter until it fits.
 """
@@ -64,7 +65,8 @@ def _client(model: str | None):
 
 
 class _CachingClient(VLLMClient):
-    """Reads the KV-cache size once (the client itself is renewed every CLIENT_TTL_S)."""
+    """Reads the KV-cache size once (the client itself is renewed every CLIENT_TTL_S), and counts chat messages
+    exactly as the gateway forwards them."""
 
     _kv: Any = ...
 
@@ -72,6 +74,14 @@ class _CachingClient(VLLMClient):
         if self._kv is ...:
             self._kv = super().kv_cache()
         return self._kv
+
+    def count_chat_tokens(self, messages) -> int:
+        """VLLMClient's count, without its normalizing (string contents only, system messages joined): the
+        gateway sends the client's messages as they are, content lists and extra fields included."""
+        from catp.backends.schemas import TokenizeReply
+
+        body = {"model": self.model, "messages": list(messages), "add_generation_prompt": True}
+        return self._post_model(self.root_url + "/tokenize", body, TokenizeReply).count
 
 
 def _pruner(domain: str | None, tokenizer: str | None):
@@ -94,6 +104,30 @@ def water_fill(sizes: list[int], budget: int) -> list[int]:
         left -= alloc[i]
         n -= 1
     return alloc
+
+
+def text_slots(i: int, message: dict[str, Any]) -> list[tuple[tuple[int, int | None], str]]:
+    """The texts of message i that can be pruned: its content when it is a string ((i, None)), or each
+    non-empty text part of a content list ((i, j): `{"type": "text", "text": ...}`; images, audio and
+    other parts are never touched)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [((i, None), content)] if content else []
+    if isinstance(content, list):
+        return [((i, j), part["text"]) for j, part in enumerate(content)
+                if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+                and part["text"]]
+    return []
+
+
+def with_texts(message: dict[str, Any], texts: dict[int | None, str]) -> dict[str, Any]:
+    """A copy of `message` with the given texts in place: key None the string content, key j text part j."""
+    if not texts:
+        return message
+    if None in texts:
+        return {**message, "content": texts[None]}
+    return {**message, "content": [{**part, "text": texts[j]} if j in texts else part
+                                   for j, part in enumerate(message["content"])]}
 
 
 def plan(job: dict[str, Any]) -> dict[str, Any]:
@@ -120,19 +154,23 @@ def _plan_chat(job: dict[str, Any]) -> dict[str, Any]:
 
     messages = job["messages"]
     ordered = [m for m in messages if m.get("role") == "system"] + [m for m in messages if m.get("role") != "system"]
-    candidates = [i for i, m in enumerate(ordered)
-                  if m.get("role") in PRUNABLE_ROLES and isinstance(m.get("content"), str) and m["content"]]
+    texts = {slot: text for i, m in enumerate(ordered) if m.get("role") in PRUNABLE_ROLES
+             for slot, text in text_slots(i, m)}
+    candidates = list(texts)
     question = control.get("question")
-    users = [i for i in candidates if ordered[i]["role"] == "user"]
-    if users and users[-1] == len(ordered) - 1 and len(candidates) > 1 \
-            and pruner.tokens.count(ordered[users[-1]]["content"]) <= QUESTION_MAX_TOKENS:
-        question = question or ordered[users[-1]]["content"]
-        candidates.remove(users[-1])
+    last = len(ordered) - 1
+    if ordered and ordered[last].get("role") == "user":
+        asked = [slot for slot in candidates if slot[0] == last]
+        text = "\n".join(texts[slot] for slot in asked)
+        if asked and len(candidates) > len(asked) and pruner.tokens.count(text) <= QUESTION_MAX_TOKENS:
+            question = question or text
+            candidates = [slot for slot in candidates if slot[0] != last]
     if not candidates:
-        raise CatpError("nothing to prune: no user or tool message with plain text content besides the question")
+        raise CatpError("nothing to prune: no user or tool message with text content besides the question")
 
-    def with_contents(contents: dict[int, str]) -> list[dict[str, Any]]:
-        return [{**m, "content": contents[i]} if i in contents else m for i, m in enumerate(ordered)]
+    def with_contents(contents: dict[tuple[int, int | None], str]) -> list[dict[str, Any]]:
+        return [with_texts(m, {part: text for (at, part), text in contents.items() if at == i})
+                for i, m in enumerate(ordered)]
 
     max_tokens = job["max_tokens"]
     skeleton = with_contents({i: "" for i in candidates})
@@ -148,7 +186,6 @@ def _plan_chat(job: dict[str, Any]) -> dict[str, Any]:
         raise CatpError(f"the system message, the question and the template take {overhead} of the "
                         f"{limit}-token prompt limit: no room for the documents")
     before = job.get("tokens_before") or counter.count(ordered)
-    texts = {i: ordered[i]["content"] for i in candidates}
     sizes = [pruner.tokens.count(texts[i]) for i in candidates]
     caps = sizes
     if control.get("ratio"):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
+from catp.serve import jsonio
 from catp.serve.errors import ApiError
 
 
@@ -79,12 +80,12 @@ class Parsed(BaseModel):
         return getattr(req, "max_completion_tokens", None) or req.max_tokens
 
     def forward_bytes(self) -> bytes:
-        return json.dumps(self.body, ensure_ascii=False).encode() if self.had_control else self.raw
+        return jsonio.dumps(self.body) if self.had_control else self.raw
 
 
 def parse(raw: bytes, kind: Literal["chat", "completions"]) -> Parsed:
     try:
-        body = json.loads(raw)
+        body = jsonio.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"the request body is not valid JSON: {exc}", code="invalid_json") from None
     if not isinstance(body, dict):

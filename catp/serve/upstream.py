@@ -11,6 +11,7 @@ import httpx
 
 from catp.backends.client import parse_cache_config, split_server_url
 from catp.backends.schemas import KvCache, ModelCard, ModelList
+from catp.serve import jsonio
 from catp.serve.errors import ApiError
 
 # Response headers not passed on: they describe the hop, not the reply.
@@ -110,7 +111,7 @@ class Upstream:
 
     async def count(self, body: dict[str, Any]) -> int | None:
         """Prompt tokens with the server's own /tokenize (chat template included); None if it cannot say."""
-        resp = await self.send("POST", "/tokenize", content=_json_bytes(body))
+        resp = await self.send("POST", "/tokenize", content=jsonio.dumps(body))
         await resp.aread()
         if resp.status_code != 200:
             return None
@@ -118,12 +119,6 @@ class Upstream:
             return int(resp.json()["count"])
         except (ValueError, KeyError, TypeError):
             return None
-
-
-def _json_bytes(obj: Any) -> bytes:
-    import json
-
-    return json.dumps(obj, ensure_ascii=False).encode()
 
 
 def passed_headers(resp: httpx.Response) -> dict[str, str]:
