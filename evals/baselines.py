@@ -174,7 +174,7 @@ def align_words(original: str, compressed: str) -> list[tuple[int, int]]:
 
 def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, str]]:
     """The requested baselines that can run, and a reason for each one skipped."""
-    built, skipped = [], {}
+    built, skipped, plain = [], {}, None
     for name in names:
         if name == "head":
             built.append(HeadTruncation())
@@ -184,6 +184,13 @@ def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, st
             built.append(RandomSentences(seed))
         elif name == "oracle":
             built.append(UnitOracle())
+        elif name in LINGUA_BASELINES:
+            from evals import lingua
+
+            if reason := lingua.unavailable():
+                raise ValueError(reason)
+            plain = plain or lingua.LLMLingua()  # one model and one plain run per document for both
+            built.append(plain if name == "llmlingua" else lingua.LongLLMLingua(plain=plain))
         elif name == "llmlingua2":
             reason = LLMLingua2.unavailable()
             if reason:
@@ -195,4 +202,6 @@ def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, st
     return built, skipped
 
 
-BASELINES = ("head", "middle-out", "random", "llmlingua2", "oracle")
+LINGUA_BASELINES = ("llmlingua", "longllmlingua")  # evals/lingua.py: the `lingua` extra and a local causal LM
+BASELINES = ("head", "middle-out", "random", "llmlingua2", "oracle", *LINGUA_BASELINES)
+DEFAULT_BASELINES = ("head", "middle-out", "random", "llmlingua2", "oracle")

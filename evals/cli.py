@@ -36,7 +36,7 @@ def eval_command(
     scorer_max_tokens: Optional[int] = typer.Option(None, "--scorer-max-tokens", help="Bound on tokens the LM scores per document."),
     device: Optional[str] = typer.Option(None, "--device", help="LM scorer device: cpu, cuda, auto."),
     tokenizer: Optional[str] = typer.Option(None, help="Tokenizer (default: bundled Qwen BPE)."),
-    baselines: str = typer.Option("head,middle-out,random,llmlingua2", help="Comma list of baselines ('' for none): head, middle-out, random, llmlingua2, oracle (reads the gold: a reference)."),
+    baselines: str = typer.Option("head,middle-out,random,llmlingua2", help="Comma list of baselines ('' for none): head, middle-out, random, llmlingua2, oracle (reads the gold: a reference), llmlingua, longllmlingua (token-level peers with a local causal LM: the `lingua` extra; longllmlingua is question-aware, measured with --question-aware)."),
     jobs: int = typer.Option(0, "--jobs", help="Worker processes (0: one per core)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most N documents per set (the first N)."),
     seed: int = typer.Option(0, help="Seed of the random-sentences baseline."),

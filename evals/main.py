@@ -9,7 +9,7 @@ from pathlib import Path
 
 from catp.errors import CatpError
 from evals.aggregate import aggregate, compare
-from evals.baselines import BASELINES
+from evals.baselines import BASELINES, DEFAULT_BASELINES, LINGUA_BASELINES
 from evals.cli import EvalError
 from evals.loaders import load_paths
 from evals.runner import RunConfig, parse_budgets, parse_ratios, run_all
@@ -30,7 +30,7 @@ class EvalOptions:
     scorer: str = "lexical"
     scorer_options: dict = field(default_factory=dict)  # model, sha256, max_tokens, device
     tokenizer: str | None = None
-    baselines: str = ",".join(BASELINES)
+    baselines: str = ",".join(DEFAULT_BASELINES)
     jobs: int = 1
     limit: int | None = None
     seed: int = 0
@@ -56,6 +56,11 @@ def build_config(opts: EvalOptions) -> RunConfig:
     unknown = [b for b in names if b not in BASELINES]
     if unknown:
         raise EvalError(f"unknown baseline {unknown[0]!r}; choose from {', '.join(BASELINES)}")
+    if any(b in LINGUA_BASELINES for b in names):
+        from evals import lingua
+
+        if reason := lingua.unavailable():
+            raise EvalError(reason)
     builtin = [p for p in opts.against if str(p) == BUILTIN_AGAINST]
     against = [p for p in opts.against if str(p) != BUILTIN_AGAINST]
     if builtin and against:

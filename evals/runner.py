@@ -147,7 +147,7 @@ class Worker:
                 value_flags = [kept.is_kept(v.start, v.end, text[v.start:v.end]) for v in values]
                 plain = [question_supported(gold, q.gold_index, q.support) for q in answerable]
                 aware = None
-                if is_catp and cfg.question_aware:
+                if cfg.question_aware and (is_catp or getattr(method, "question_aware", False)):
                     aware = [self._aware(method, doc, q, budget, size, prefix) for q in answerable]
                 out_size = size.of(out.text)
                 result.scores[(method.name, spec.label)] = MethodScore(
