@@ -17,7 +17,7 @@ from catp.arguments import check_encoding, check_pruner_arguments, positive_time
 from catp.annotate import annotate
 from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, has_lone_surrogates, read_input
 from catp.detect import detect_domain, detect_langs
-from catp.document import Decision, Document
+from catp.document import Analysis, Decision, Document
 from catp.errors import BudgetError, CatpError, InputError
 from catp.render import dropped_warning, extract_text, kept_spans, protected_report
 from catp.result import KeptSpan, PruneResult, PruneStats
@@ -194,7 +194,7 @@ class Pruner:
         else:
             self._score(doc, question, doc_budget)
             kept = self._select(doc, doc_budget, question)
-        rules, priority, score = doc.unit_rules, doc.unit_priority, doc.scores.get
+        rules, priority, score = doc.columns.rules, doc.columns.priority, doc.scores.get
         doc.decisions = [Decision(k, (rules[i] or ["score"]) if k else [], priority[i], score(i, 0.0))
                          for i, k in enumerate(kept)]
         return doc
@@ -208,7 +208,7 @@ class Pruner:
         if cached is None:
             lang, langs = detect_langs(text)
             domain = self.domain or detect_domain(text, self._user_rulesets)
-            doc = Document(text=text, lang=lang, domain=domain, encoding=encoding)
+            doc = Analysis(text=text, lang=lang, domain=domain)
             token_starts = self.tokens.token_starts(text)
             policy = self.policy(domain, lang)
             segment(doc, split_parentheses=policy.split_parentheses)
@@ -220,14 +220,8 @@ class Pruner:
             index_terms(doc)
             cached = (text, doc, len(token_starts))
             self._prepared = [cached, *self._prepared[:2]]
-        _, base, n_tokens = cached
-        doc = Document(text=text, lang=base.lang, domain=base.domain, encoding=encoding, units=base.units,
-                       spans=base.spans, unit_priority=base.unit_priority, unit_rules=base.unit_rules,
-                       unit_deleted=base.unit_deleted, unit_boost=base.unit_boost, unit_value=base.unit_value,
-                       unit_group=base.unit_group, token_starts=base.token_starts, unit_terms=base.unit_terms,
-                       unit_term_sets=base.unit_term_sets, term_weight=base.term_weight, warnings=list(base.warnings),
-                       key_sections=base.key_sections)
-        return doc, n_tokens
+        _, analysis, n_tokens = cached
+        return Document.of(analysis, encoding=encoding), n_tokens
 
     def _budget(self, input_tokens: int, budget: int | None, ratio: float | str | None) -> int:
         if budget is not None and ratio is not None:
@@ -241,8 +235,9 @@ class Pruner:
         return int(parse_ratio(ratio) * input_tokens)
 
     def _score(self, doc: Document, question: str | None, budget: int) -> None:
-        live = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
-        undecided = [i for i in live if doc.unit_priority[i] == 0]
+        deleted, priority = doc.columns.deleted, doc.columns.priority
+        live = [i for i in range(len(doc.units)) if not deleted[i]]
+        undecided = [i for i in live if priority[i] == 0]
         cheap = isinstance(self.scorer, LexicalScorer)
         # A costly scorer sees only what the rules left undecided (all units when a question must rank them).
         candidates = live if (cheap or question) else undecided
@@ -306,7 +301,7 @@ def empty_output_warning(doc: Document, budget: int) -> str:
     """Why the output is empty: no piece of the text fits the budget (a text without sentence marks is cut
     only at line ends and every max_unit_chars characters), the pieces that fit hold no letter or digit, or the
     rules deleted all of it."""
-    costs = [u.tokens for u, deleted in zip(doc.units, doc.unit_deleted) if not deleted]
+    costs = [u.tokens for u, deleted in zip(doc.units, doc.columns.deleted) if not deleted]
     if not costs:
         return "the output is empty: the rules deleted all of the text as boilerplate"
     if min(costs) <= budget:  # drop_bare_runs: a run with no letter or digit says nothing

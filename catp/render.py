@@ -13,10 +13,11 @@ from catp.select import FACT_CATEGORIES, runs
 
 def kept_spans(doc: Document, kept: list[bool]) -> list[KeptSpan]:
     out = []
+    rules = doc.columns.rules
     for first, last in runs(kept):
         reasons: list[str] = []
         for i in range(first, last + 1):
-            for rule_id in doc.unit_rules[i] or ["score"]:
+            for rule_id in rules[i] or ["score"]:
                 if rule_id not in reasons:
                     reasons.append(rule_id)
         out.append(KeptSpan(start=doc.units[first].start, end=doc.units[last].end, reasons=reasons))
@@ -131,10 +132,10 @@ def to_html(doc: Document, result: PruneResult) -> str:
         if decision and decision.kept:
             title = html.escape(", ".join(decision.reasons), quote=True)
             parts.append(f"<span class='kept' title='{title}'>{chunk}</span>")
-        elif doc.unit_deleted[i]:
+        elif doc.columns.deleted[i]:
             parts.append(f"<span class='del' title='boilerplate'>{chunk}</span>")
         else:
-            title = html.escape(", ".join(doc.unit_rules[i]) or "low score", quote=True)
+            title = html.escape(", ".join(doc.columns.rules[i]) or "low score", quote=True)
             parts.append(f"<span class='drop' title='dropped: {title}'>{chunk}</span>")
         cursor = unit.end
     parts.append(html.escape(text[cursor:]))

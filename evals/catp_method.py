@@ -117,8 +117,8 @@ class CatpMethod:
         units = None
         if explain and doc is not None:
             units = [
-                UnitView(u.start, u.end, d.kept, list(d.reasons) or list(doc.unit_rules[i]), d.priority,
-                         round(d.score, 4), bool(doc.unit_deleted[i]), u.tokens, tuple(doc.unit_rules[i]))
+                UnitView(u.start, u.end, d.kept, list(d.reasons) or list(doc.columns.rules[i]), d.priority,
+                         round(d.score, 4), bool(doc.columns.deleted[i]), u.tokens, tuple(doc.columns.rules[i]))
                 for i, (u, d) in enumerate(zip(doc.units, doc.decisions))
             ]
         return Outcome(kept=[(k.start, k.end) for k in result.kept], text=result.text, seconds=seconds,

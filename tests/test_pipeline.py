@@ -65,7 +65,7 @@ def test_run_starts_are_costed_as_the_output_holds_them(pruner):
 
     text = ("The Seller shall deliver the goods. The Buyer shall pay 100 dollars.\n\nPayment is due on May 1, "
             "2020.\n  Notices go to the address below; copies to counsel.\n\n(a) Each party may terminate.")
-    doc, _ = pruner._prepare(text, None)
+    doc = pruner.analyse(text, ratio=1)
     pieces = [text[u.start : u.end] for u in doc.units]
     assert pieces[3].startswith("Notices") and pieces[5].startswith("(a)")
     assert [u.edge for u in doc.units] == [0, 0, 0, 1, 0, 0]  # "\n  Notices": the "  " token is not held

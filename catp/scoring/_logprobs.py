@@ -317,7 +317,7 @@ class SelfInformationScorer:
         are left out: the decided units filling the budget settle nothing."""
         if budget is None or not doc.units or not any(u.tokens for u in doc.units):
             return cands  # no budget, or unit costs unknown: score everything
-        deleted = doc.unit_deleted if len(doc.unit_deleted) == len(doc.units) else [False] * len(doc.units)
+        deleted = doc.columns.deleted if len(doc.columns.deleted) == len(doc.units) else [False] * len(doc.units)
         if sum(u.tokens for u in doc.units if not deleted[u.index]) <= budget:
             stats.settled = "all units fit the budget"
             return []
