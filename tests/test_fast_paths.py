@@ -320,12 +320,12 @@ def _plain_cost_units(doc, token_starts, marker_merge):
 @given(st.lists(st.integers(0, 5), min_size=1, max_size=40), st.lists(st.integers(0, 12), max_size=60),
        st.data())
 def test_cost_units_search_short_stretches_like_whole_list(lengths, starts_per_char, data):
-    """_cost_units bisects a few token starts past the last unit's; the same costs as bisecting the whole
+    """cost_units bisects a few token starts past the last unit's; the same costs as bisecting the whole
     list, also when more tokens start at one character than the stretch holds (zero-width tokens)."""
     from itertools import accumulate
 
     from catp.document import Unit, UnitKind
-    from catp.pipeline import _cost_units
+    from catp.cost import cost_units
 
     ends = list(accumulate(lengths))
     text = "ab c\n" * (ends[-1] // 5 + 1)
@@ -341,5 +341,5 @@ def test_cost_units_search_short_stretches_like_whole_list(lengths, starts_per_c
     def merge(ch: str) -> int:
         return int(ch.isalpha())
 
-    _cost_units(doc, token_starts, merge)
+    cost_units(doc, token_starts, merge)
     assert [(u.tokens, u.edge, u.marker_merge) for u in doc.units] == _plain_cost_units(doc, token_starts, merge)

@@ -213,6 +213,7 @@ class SelfInformationScorer:
     """
 
     name = "selfinfo"
+    cheap = False  # a model pass per window: the engine asks only for what the rules left undecided
     tokenizer: Any
     max_len: int
 

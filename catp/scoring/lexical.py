@@ -85,6 +85,7 @@ def index_terms(doc: Analysis) -> None:
 
 class LexicalScorer:
     name = "lexical"
+    cheap = True  # scores every live unit: the engine asks it for all of them
 
     def __init__(self, question_weight: float = 4.0) -> None:
         self.question_weight = question_weight
