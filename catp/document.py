@@ -105,6 +105,12 @@ class UnitColumns:
     group: list[int] = field(default_factory=list)  # units sharing a group id are kept together (-1: alone)
     terms: list[list[str]] = field(default_factory=list)  # content terms, for novelty in select
     term_sets: list[frozenset[str]] = field(default_factory=list)  # the same, each as a set
+    sealed: bool = False  # set by `Analysis.seal()`: no column may be replaced
+
+    def __setattr__(self, name: str, value) -> None:
+        if getattr(self, "sealed", False):
+            raise AttributeError(f"a cached Analysis is read-only: columns.{name} cannot be set")
+        object.__setattr__(self, name, value)
 
 
 @dataclass(slots=True)
@@ -123,6 +129,19 @@ class Analysis:
     term_weight: dict[str, float] = field(default_factory=dict)  # idf of each term within the document
     key_sections: list = field(default_factory=list)  # catp.select.coverage.KeySectionFound, by first unit
     warnings: list[str] = field(default_factory=list)  # e.g. a rule that hit its regex timeout
+    sealed: bool = False  # set by `seal()`: no field may be set again
+
+    def __setattr__(self, name: str, value) -> None:
+        if getattr(self, "sealed", False):
+            raise AttributeError(f"a cached Analysis is read-only: {name} cannot be set")
+        object.__setattr__(self, name, value)
+
+    def seal(self) -> Analysis:
+        """Read-only from now on (the engine seals an analysis before caching it): its fields and its columns
+        cannot be set again (the lists they hold stay plain lists, for speed: do not change them either)."""
+        self.columns.sealed = True
+        self.sealed = True
+        return self
 
     def unit_text(self, unit: Unit) -> str:
         return self.text[unit.start : unit.end]

@@ -236,7 +236,7 @@ def analyse(parts: Pruner, call: Call, on_stage: StageHook | None = None) -> Doc
     cached = parts.analyses.get(call.text, call.domain)
     if cached is None:
         run(ANALYSIS_STAGES, parts, call, on_stage)
-        parts.analyses.put(call.text, call.domain, call.analysis)
+        parts.analyses.put(call.text, call.domain, call.analysis.seal())
     else:
         call.analysis = cached
     analysis = call.analysis

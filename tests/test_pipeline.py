@@ -283,6 +283,10 @@ def test_a_reused_analysis_is_shared_and_each_call_has_its_own_state():
     a = pruner.analyse(text, ratio="1/4")
     b = pruner.analyse(text, budget=50, question="When is the fee due?")
     assert a.analysis is b.analysis  # analysed once
+    with pytest.raises(AttributeError, match="read-only"):  # and cached read-only
+        a.analysis.units = []
+    with pytest.raises(AttributeError, match="read-only"):
+        a.analysis.columns.priority = []
     assert a.budget != b.budget and a.decisions != b.decisions
     assert a.warnings is not b.warnings and a.warnings is not a.analysis.warnings
     assert _same(pruner.finish(b), Pruner(domain="legal").prune(text, budget=50, question="When is the fee due?"))

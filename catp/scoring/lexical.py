@@ -59,7 +59,7 @@ def index_terms(doc: Analysis) -> None:
     """Fill doc.columns.terms, doc.columns.term_sets and doc.term_weight (idf over the document's units),
     once per analysis."""
     columns = doc.columns
-    if columns.terms and len(columns.terms) == len(doc.units):
+    if doc.sealed or (columns.terms and len(columns.terms) == len(doc.units)):  # sealed: indexed (the terms stage)
         return
     text = doc.text
     lowered = text.lower()
