@@ -39,6 +39,7 @@ def protected_report(doc: Document, spans: list[KeptSpan]) -> tuple[list[Dropped
 
     dropped: list[DroppedProtected] = []
     per_category: dict[str, dict[str, int]] = defaultdict(lambda: {"found": 0, "kept": 0, "dropped": 0})
+    text = doc.text
     for span in doc.spans:  # each (start, end, rule) once: annotate merges a rule's repeated matches
         if span.action is not Action.PROTECT:
             continue
@@ -48,7 +49,7 @@ def protected_report(doc: Document, spans: list[KeptSpan]) -> tuple[list[Dropped
             counts["kept"] += 1
         else:
             counts["dropped"] += 1
-            dropped.append(DroppedProtected(start=span.start, end=span.end, text=doc.text[span.start : span.end],
+            dropped.append(DroppedProtected(start=span.start, end=span.end, text=text[span.start : span.end],
                                             category=span.category, rule_id=span.rule_id,
                                             priority=span.priority))
     return dropped, dict(sorted(per_category.items()))
