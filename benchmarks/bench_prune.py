@@ -50,8 +50,7 @@ TARGETS = {"prune_over_tokenizer": 3.0, "linearity": 9.0, "rss_mb": 400.0, "impo
 
 def fresh(pruner) -> None:
     """Forget analysed documents so that every timed run does the whole work."""
-    if hasattr(pruner, "_prepared"):
-        pruner._prepared = []
+    pruner.clear_cache()
 
 
 def clear_word_cache(tokenizer) -> None:

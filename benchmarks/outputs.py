@@ -61,13 +61,12 @@ def main() -> int:
         return 1 if diff or len(a) != len(b) else 0
     from catp.pipeline import Pruner
 
-    pruners: dict[str | None, Pruner] = {}
+    pruner = Pruner()  # one Pruner for every domain, given per call
     with open(args.out, "w", encoding="utf-8") as out:
         for doc_id, domain, text, question in documents(args.limit):
-            pruner = pruners.setdefault(domain, Pruner(domain=domain))
             for ratio in ("1/6", "1/3"):
                 for q in ((None, question) if question else (None,)):
-                    r = pruner.prune(text, ratio=ratio, question=q)
+                    r = pruner.prune(text, ratio=ratio, question=q, domain=domain)
                     row = {"key": f"{doc_id}|{ratio}|{'q' if q else '-'}", **digest(r)}
                     out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
             print(doc_id, file=sys.stderr)

@@ -1,13 +1,12 @@
-"""CPU time of each pipeline stage (and of each rule) for one benchmark document: where the time goes.
+"""CPU time of each stage of the engine (and of each rule) for one benchmark document: where the time goes.
 
     python benchmarks/stages.py cuad 131072
     python benchmarks/stages.py zh 131072 --rules 10
     python benchmarks/stages.py cuad 131072 --against 1048576   # which stages are not linear
 
-It replays `Pruner.prune` stage by stage with the same calls (token_starts, segment, annotate, cost,
-score, select, finish), timing each with process_time (the GC paused with the pipeline's own _gc_paused, as prune pauses it) after a
-warm-up prune; then times every rule's matcher alone on the segmented document. Stage names follow
-catp/pipeline.py; if the pipeline's private stage methods change, this script says so rather than guessing.
+It runs the real `Pruner.prune` (after a warm-up prune, its cache of analysed texts emptied each time) with
+an `on_stage` hook that reads the process's CPU clock after every stage (catp.engine.STAGES): a stage's
+time is the CPU time since the one before ended. Then it times every rule's matcher alone on the document.
 """
 
 from __future__ import annotations
@@ -21,15 +20,30 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import corpora  # noqa: E402
-from catp.pipeline import _gc_paused  # noqa: E402  (stages are timed as Pruner.prune runs them)
+
+
+def stage_cpu(pruner, text: str, ratio: str) -> dict[str, float]:
+    """One cold prune of `text`: the CPU seconds of each stage, and of the whole prune."""
+    times: dict[str, float] = {}
+    last = [0.0]
+
+    def on_stage(name: str, _seconds: float) -> None:
+        now = time.process_time()
+        times[name] = times.get(name, 0.0) + now - last[0]
+        last[0] = now
+
+    pruner.clear_cache()
+    began = last[0] = time.process_time()
+    pruner.prune(text, ratio=ratio, on_stage=on_stage)
+    times["prune (whole)"] = time.process_time() - began
+    return times
 
 
 def cpu(fn, repeat: int = 3):
     times, out = [], None
     for _ in range(repeat):
         c = time.process_time()
-        with _gc_paused():
-            out = fn()
+        out = fn()
         times.append(time.process_time() - c)
     return statistics.median(times), out
 
@@ -46,54 +60,27 @@ def main() -> int:
     args = ap.parse_args()
     if args.against:
         return linearity(args.kind, args.tokens, args.against, args.ratio)
-    from catp import annotate as annotate_mod
     from catp import pipeline
-    from catp.detect import detect_domain, detect_langs
-    from catp.document import Document
+    from catp.detect import detect_langs
     from catp.rules.context import MatchContext
-    from catp.segment import segment
 
     text = corpora.build(args.kind, args.tokens)
     pruner = pipeline.Pruner(domain=corpora.DOMAIN[args.kind])
     pruner.prune(text[:50_000], ratio=args.ratio)
     tok = pruner.tokens
-    rows = []
-    t, _ = cpu(lambda: tok._tok.encode(text, add_special_tokens=False))
-    rows.append(("(reference) tokenizer pass: Tokenizer.encode", t))
-
-    def whole():
-        if hasattr(pruner, "_prepared"):
-            pruner._prepared = []
-        return pruner.prune(text, ratio=args.ratio)
-
-    t_all, _ = cpu(whole)
-    t, (lang, langs) = cpu(lambda: detect_langs(text))
-    rows.append(("detect_langs + detect_domain", t + cpu(lambda: detect_domain(text))[0]))
-    t, starts = cpu(lambda: tok.token_starts(text))
-    rows.append(("token_starts", t))
-
-    def seg():
-        d = Document(text=text, lang=lang, domain=corpora.DOMAIN[args.kind])
-        segment(d)
-        return d
-
-    t, doc = cpu(seg)
-    rows.append(("segment", t))
-    registry = pruner.registry(corpora.DOMAIN[args.kind])
-
-    def ann():
-        d = seg()
-        annotate_mod.annotate(d, registry, starts, langs=langs)
-        return d
-
-    t, annotated = cpu(ann)
-    rows.append(("annotate (all rules, spans -> unit priorities)", t - rows[-1][1]))
-    per_rule = []
+    t_tok, _ = cpu(lambda: tok._tok.encode(text, add_special_tokens=False))
+    runs = [stage_cpu(pruner, text, args.ratio) for _ in range(3)]
+    rows = [("(reference) tokenizer pass: Tokenizer.encode", t_tok)]
+    rows += [(name, statistics.median(r.get(name, 0.0) for r in runs)) for name in runs[0]]
+    doc = pruner.analyse(text, ratio=args.ratio)
+    analysis = doc.analysis
+    langs = detect_langs(text)[1]
+    registry = pruner.registry(analysis.domain)
+    starts = analysis.token_starts
     index = registry.anchor_index(langs)
-    shared = MatchContext(doc, starts, anchor_index=index)
 
     def anchor_pass():  # what annotate's context does once for all rules: fold, anchors, barriers
-        ctx = MatchContext(doc, starts, anchor_index=index)
+        ctx = MatchContext(analysis, starts, anchor_index=index)
         hits = index.hits(ctx.lowered)
         for compiled in registry.for_langs(langs):
             if getattr(compiled.matcher, "barriers", ""):
@@ -101,20 +88,18 @@ def main() -> int:
         return ctx, hits
 
     t_anchor, (shared, hits) = cpu(anchor_pass)
+    per_rule = []
     for compiled in registry.for_langs(langs):
-        ctx = MatchContext(doc, starts, anchor_index=index, _lowered=shared.lowered, _anchor_hits=hits,
+        ctx = MatchContext(analysis, starts, anchor_index=index, _lowered=shared.lowered, _anchor_hits=hits,
                            _barrier_positions=shared._barrier_positions)
         t, n = cpu(lambda: sum(1 for _ in compiled.matcher.spans(ctx)), repeat=1)
         per_rule.append((t, compiled.rule.id, compiled.rule.kind, n))
-    rows.append(("  of which: matchers alone (with the anchor pass)", sum(p[0] for p in per_rule) + t_anchor))
-    rows.append(("    anchor pass: fold, Aho-Corasick, barriers", t_anchor))
-    if hasattr(pipeline, "_cost_units"):
-        rows.append(("_cost_units", cpu(lambda: pipeline._cost_units(annotated, starts, pruner._marker_merge))[0]))
-    rows.append(("score + select + decisions + finish (the rest)", t_all - sum(r[1] for r in rows[1:] if not r[0].startswith("  "))))
-    rows.append(("prune (whole)", t_all))
+    at = next(i for i, (name, _) in enumerate(rows) if name == "annotate") + 1
+    rows[at:at] = [("  of which: matchers alone (with the anchor pass)", sum(p[0] for p in per_rule) + t_anchor),
+                   ("    anchor pass: fold, Aho-Corasick, barriers", t_anchor)]
     ref = rows[0][1]
-    print(f"{args.kind} {args.tokens} tokens, {len(text):,} chars, {len(annotated.units):,} units, "
-          f"{len(annotated.spans):,} spans; CPU seconds (median of 3)")
+    print(f"{args.kind} {args.tokens} tokens, {len(text):,} chars, {len(analysis.units):,} units, "
+          f"{len(analysis.spans):,} spans; CPU seconds per stage (median of 3 cold prunes)")
     for name, t in rows:
         print(f"  {name:52s} {t:7.3f}  {t / ref:5.2f}x tokenizer")
     print(f"costliest rules (of {len(per_rule)}):")
@@ -126,46 +111,22 @@ def main() -> int:
 def linearity(kind: str, small: int, large: int, ratio: str) -> int:
     """Each stage of Pruner.prune at two sizes, in one process (the machine's load hits both alike)."""
     from catp import pipeline
-    from catp.annotate import annotate
-    from catp.detect import detect_langs
-    from catp.document import Document
-    from catp.segment import segment
-    from catp.select import select
 
     pruner = pipeline.Pruner(domain=corpora.DOMAIN[kind])
     texts = {n: corpora.build(kind, n) for n in (small, large)}
     pruner.prune(texts[small], ratio=ratio)
     times: dict[int, dict[str, list[float]]] = {n: {} for n in texts}
-
-    def timed(n, name, fn):
-        c = time.process_time()
-        with _gc_paused():
-            out = fn()
-        times[n].setdefault(name, []).append(time.process_time() - c)
-        return out
-
     for _ in range(2):
         for n, text in texts.items():
-            lang, langs = detect_langs(text)
-            timed(n, "(reference) tokenizer pass", lambda: pruner.tokens._tok.encode(text, add_special_tokens=False))
-            starts = timed(n, "token_starts", lambda: pruner.tokens.token_starts(text))
-            doc = Document(text=text, lang=lang, domain=corpora.DOMAIN[kind])
-            timed(n, "segment", lambda: segment(doc))
-            timed(n, "annotate", lambda: annotate(doc, pruner.registry(doc.domain), starts, langs=langs))
-            timed(n, "_cost_units", lambda: pipeline._cost_units(doc, starts, pruner._marker_merge))
-            from catp.scoring.lexical import index_terms
-
-            timed(n, "index_terms (lexical term index)", lambda: index_terms(doc))
-            budget = int(pipeline.parse_ratio(ratio) * len(starts))
-            timed(n, "score", lambda: pruner._score(doc, None, budget))
-            policy = pruner.policy(doc.domain, doc.lang)  # as Pruner._select runs it
-            timed(n, "select", lambda policy=policy: select(doc, budget, pruner.gap_tokens, policy))
-            pruner.clear_cache()
-            timed(n, "prune (whole)", lambda: pruner.prune(text, ratio=ratio))
+            c = time.process_time()
+            pruner.tokens._tok.encode(text, add_special_tokens=False)
+            times[n].setdefault("(reference) tokenizer pass", []).append(time.process_time() - c)
+            for name, t in stage_cpu(pruner, text, ratio).items():
+                times[n].setdefault(name, []).append(t)
     print(f"{kind}: CPU seconds (min of 2) at {small} and {large} tokens; text {len(texts[large]) / len(texts[small]):.2f}x")
     for name in times[small]:
         a, b = min(times[small][name]), min(times[large][name])
-        print(f"  {name:36s} {a:7.3f} {b:8.3f}  {b / a:6.2f}x")
+        print(f"  {name:36s} {a:7.3f} {b:8.3f}  {b / max(a, 1e-9):6.2f}x")
     return 0
 
 

@@ -7,14 +7,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from operator import attrgetter
 
-from catp.document import Action, Document, Span, Unit
+from catp.document import Action, Analysis, Span, Unit
 from catp.rules.context import MatchContext
 from catp.rules.registry import RuleRegistry
 
 
-def annotate(doc: Document, registry: RuleRegistry, token_starts: list[int], *,
+def annotate(doc: Analysis, registry: RuleRegistry, token_starts: list[int], *,
              langs: set[str], regex_timeout: float = 2.0, whole_span_chars: int = 0,
-             category_weights: dict[str, float] | None = None) -> Document:
+             category_weights: dict[str, float] | None = None) -> Analysis:
     ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout, anchor_index=registry.anchor_index(langs))
     spans: list[Span] = []
     for compiled in registry.for_langs(langs):
@@ -52,7 +52,7 @@ def _once(spans: list[Span]) -> list[Span]:
     return out
 
 
-def _split_off(doc: Document) -> None:
+def _split_off(doc: Analysis) -> None:
     """Boilerplate (delete) and detach spans become units of their own, so deleting or leaving them
     out cuts nothing else."""
     cuts = sorted({p for s in doc.spans if s.action in _CUTTING for p in (s.start, s.end)})
@@ -80,7 +80,7 @@ def _split_off(doc: Document) -> None:
     doc.units = units
 
 
-def _covered_units(doc: Document, action: Action) -> list[bool] | None:
+def _covered_units(doc: Analysis, action: Action) -> list[bool] | None:
     """Per unit, whether a span with this action covers it whole (None when no span has the action)."""
     spans = [s for s in doc.spans if s.action is action]
     if not spans:
@@ -100,7 +100,7 @@ def fact_weight(priority: int) -> float:
     return 2.0 ** ((priority - 60) / 10)
 
 
-def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Mapping[str, float]) -> None:
+def _unit_priorities(doc: Analysis, whole_span_chars: int, category_weights: Mapping[str, float]) -> None:
     """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
     A protected span's fact weight (once per match of its rule on that range) (times its category's weight, 1 when not listed) is shared among
     its units by overlap; a span kept whole counts one fact per `whole_span_chars` characters when
@@ -182,5 +182,6 @@ def _unit_priorities(doc: Document, whole_span_chars: int, category_weights: Map
         if deleted[i]:
             priority[i] = 0
         value[i] *= discount[i]
-    doc.unit_priority, doc.unit_rules, doc.unit_deleted, doc.unit_boost = priority, rules, deleted, boost
-    doc.unit_value, doc.unit_group = value, group
+    columns = doc.columns
+    columns.priority, columns.rules, columns.deleted, columns.boost = priority, rules, deleted, boost
+    columns.value, columns.group = value, group

@@ -1,15 +1,16 @@
-"""The one document model that flows through every stage.
+"""The data that flows through the stages (catp.engine).
 
-decode -> segment -> annotate -> score -> select -> render
-
-Each stage reads a `Document` and fills in one more field. Offsets are always
-Python character offsets into `Document.text` (the decoded input, unchanged).
+The analysis stages (detect, tokens, segment, annotate, terms, cost) fill an `Analysis` of a text, cached
+and then read-only; each prune is a `Document`: that analysis plus the call's budget, scores and decisions
+(score, select, verify, render). Offsets are always Python character offsets into the text (the decoded
+input, unchanged).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from operator import attrgetter
 
 
 class UnitKind(str, Enum):
@@ -41,8 +42,8 @@ class Unit:
     end: int
     kind: UnitKind
     sentence: int  # index of the sentence (or heading/row) this clause belongs to
-    tokens: int = 0  # cost in the budget tokenizer (with the whitespace before it), set by `pipeline._cost_units`
-    # Where a run of kept units starts at this unit (`pipeline._cost_units` sets both):
+    tokens: int = 0  # cost in the budget tokenizer (with the whitespace before it), set by `catp.cost.cost_units`
+    # Where a run of kept units starts at this unit (`catp.cost.cost_units` sets both):
     edge: int = 0  # tokens of `tokens` not spent: the whitespace's before it, less one if the last runs into it
     marker_merge: int = 0  # 1 when the gap marker's last token merges into the unit's first (one token less)
 
@@ -93,33 +94,87 @@ class Decision:
 
 
 @dataclass(slots=True)
-class Document:
-    """Decoded text plus everything the stages have learned about it."""
+class UnitColumns:
+    """Per-unit attributes, one plain list each (index = unit index), filled by annotate and index_terms."""
+
+    priority: list[int] = field(default_factory=list)  # strongest protecting rule's priority (0: none)
+    rules: list[list[str]] = field(default_factory=list)  # the rule ids behind it (and boosts)
+    deleted: list[bool] = field(default_factory=list)  # boilerplate: never kept
+    boost: list[int] = field(default_factory=list)  # strongest `boost` rule priority
+    value: list[float] = field(default_factory=list)  # summed weight of the protected spans in it
+    group: list[int] = field(default_factory=list)  # units sharing a group id are kept together (-1: alone)
+    terms: list[list[str]] = field(default_factory=list)  # content terms, for novelty in select
+    term_sets: list[frozenset[str]] = field(default_factory=list)  # the same, each as a set
+    sealed: bool = False  # set by `Analysis.seal()`: no column may be replaced
+
+    def __setattr__(self, name: str, value) -> None:
+        if getattr(self, "sealed", False):
+            raise AttributeError(f"a cached Analysis is read-only: columns.{name} cannot be set")
+        object.__setattr__(self, name, value)
+
+
+@dataclass(slots=True)
+class Analysis:
+    """What the analysis stages (detect .. cost) learned about one text; nothing here depends on the budget
+    or the question. The engine builds it once and caches it: once built it is read-only, shared by every
+    `Document` that prunes the same text."""
 
     text: str
     lang: str = "en"  # "en" or "zh": the dominant language
     domain: str = "general"
-    encoding: str | None = None
     units: list[Unit] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
-    # per-unit, filled by annotate: strongest protecting priority and the rule ids behind it
-    unit_priority: list[int] = field(default_factory=list)
-    unit_rules: list[list[str]] = field(default_factory=list)
-    unit_deleted: list[bool] = field(default_factory=list)
-    unit_boost: list[int] = field(default_factory=list)  # strongest `boost` rule priority
-    unit_value: list[float] = field(default_factory=list)  # summed weight of the protected spans in it
-    unit_group: list[int] = field(default_factory=list)  # units sharing a group id are kept together (-1: alone)
+    columns: UnitColumns = field(default_factory=UnitColumns)
     token_starts: list[int] = field(default_factory=list)  # where each token of the text starts
-    unit_terms: list[list[str]] = field(default_factory=list)  # content terms, for novelty in select
-    unit_term_sets: list[frozenset[str]] = field(default_factory=list)  # the same, each as a set
     term_weight: dict[str, float] = field(default_factory=dict)  # idf of each term within the document
-    scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
-    decisions: list[Decision] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
     key_sections: list = field(default_factory=list)  # catp.select.coverage.KeySectionFound, by first unit
-    input_tokens: int = 0
-    budget: int = 0
-    started: float = 0.0  # perf_counter() when pruning began
+    warnings: list[str] = field(default_factory=list)  # e.g. a rule that hit its regex timeout
+    sealed: bool = False  # set by `seal()`: no field may be set again
+
+    def __setattr__(self, name: str, value) -> None:
+        if getattr(self, "sealed", False):
+            raise AttributeError(f"a cached Analysis is read-only: {name} cannot be set")
+        object.__setattr__(self, name, value)
+
+    def seal(self) -> Analysis:
+        """Read-only from now on (the engine seals an analysis before caching it): its fields and its columns
+        cannot be set again (the lists they hold stay plain lists, for speed: do not change them either)."""
+        self.columns.sealed = True
+        self.sealed = True
+        return self
 
     def unit_text(self, unit: Unit) -> str:
         return self.text[unit.start : unit.end]
+
+
+@dataclass(slots=True)
+class Document:
+    """One prune of an analysed text: the shared `Analysis` plus this call's budget, scores and decisions.
+    The analysis' fields read through (doc.text, doc.units, doc.columns, ...) and are not to be written."""
+
+    analysis: Analysis
+    encoding: str | None = None
+    budget: int = 0
+    input_tokens: int = 0
+    started: float = 0.0  # perf_counter() when pruning began
+    scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
+    decisions: list[Decision] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the analysis' warnings, then this call's
+
+    @classmethod
+    def of(cls, analysis: Analysis, **fields) -> Document:
+        """A new prune of `analysis`: its warnings copied, nothing else."""
+        return cls(analysis, warnings=list(analysis.warnings), **fields)
+
+    text = property(attrgetter("analysis.text"))
+    lang = property(attrgetter("analysis.lang"))
+    domain = property(attrgetter("analysis.domain"))
+    units = property(attrgetter("analysis.units"))
+    spans = property(attrgetter("analysis.spans"))
+    columns = property(attrgetter("analysis.columns"))
+    token_starts = property(attrgetter("analysis.token_starts"))
+    term_weight = property(attrgetter("analysis.term_weight"))
+    key_sections = property(attrgetter("analysis.key_sections"))
+
+    def unit_text(self, unit: Unit) -> str:
+        return self.analysis.text[unit.start : unit.end]

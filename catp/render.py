@@ -13,10 +13,11 @@ from catp.select import FACT_CATEGORIES, runs
 
 def kept_spans(doc: Document, kept: list[bool]) -> list[KeptSpan]:
     out = []
+    rules = doc.columns.rules
     for first, last in runs(kept):
         reasons: list[str] = []
         for i in range(first, last + 1):
-            for rule_id in doc.unit_rules[i] or ["score"]:
+            for rule_id in rules[i] or ["score"]:
                 if rule_id not in reasons:
                     reasons.append(rule_id)
         out.append(KeptSpan(start=doc.units[first].start, end=doc.units[last].end, reasons=reasons))
@@ -38,6 +39,7 @@ def protected_report(doc: Document, spans: list[KeptSpan]) -> tuple[list[Dropped
 
     dropped: list[DroppedProtected] = []
     per_category: dict[str, dict[str, int]] = defaultdict(lambda: {"found": 0, "kept": 0, "dropped": 0})
+    text = doc.text
     for span in doc.spans:  # each (start, end, rule) once: annotate merges a rule's repeated matches
         if span.action is not Action.PROTECT:
             continue
@@ -47,7 +49,7 @@ def protected_report(doc: Document, spans: list[KeptSpan]) -> tuple[list[Dropped
             counts["kept"] += 1
         else:
             counts["dropped"] += 1
-            dropped.append(DroppedProtected(start=span.start, end=span.end, text=doc.text[span.start : span.end],
+            dropped.append(DroppedProtected(start=span.start, end=span.end, text=text[span.start : span.end],
                                             category=span.category, rule_id=span.rule_id,
                                             priority=span.priority))
     return dropped, dict(sorted(per_category.items()))
@@ -131,10 +133,10 @@ def to_html(doc: Document, result: PruneResult) -> str:
         if decision and decision.kept:
             title = html.escape(", ".join(decision.reasons), quote=True)
             parts.append(f"<span class='kept' title='{title}'>{chunk}</span>")
-        elif doc.unit_deleted[i]:
+        elif doc.columns.deleted[i]:
             parts.append(f"<span class='del' title='boilerplate'>{chunk}</span>")
         else:
-            title = html.escape(", ".join(doc.unit_rules[i]) or "low score", quote=True)
+            title = html.escape(", ".join(doc.columns.rules[i]) or "low score", quote=True)
             parts.append(f"<span class='drop' title='dropped: {title}'>{chunk}</span>")
         cursor = unit.end
     parts.append(html.escape(text[cursor:]))

@@ -80,11 +80,11 @@ class UnitOracle:
         from bisect import bisect_right
 
         from catp.detect import detect_langs
-        from catp.document import Document
+        from catp.document import Analysis
         from catp.segment.splitter import segment
 
         started = time.perf_counter()
-        units = [(u.start, u.end) for u in segment(Document(text=text, lang=detect_langs(text)[0])).units]
+        units = [(u.start, u.end) for u in segment(Analysis(text=text, lang=detect_langs(text)[0])).units]
         starts = [a for a, _ in units]
         worth = [0.0] * len(units)
         for g in gold:  # an item split over units gives each an equal share

@@ -33,27 +33,19 @@ class CatpMethod:
         self.name = name
         self.domain, self.rules, self.scorer, self.tokenizer = domain, rules, scorer, tokenizer
         self.scorer_options = dict(scorer_options or {})
-        self._pruners: dict[str, object] = {}
-        self._warm: set = set()
+        self._pruner = None
+        self._warm: set = set()  # the domains pruned once already
 
     def pruner(self, domain: str):
+        """The one Pruner, for every domain (given per call: an LM is loaded once per process); a domain no
+        rule set names fails here."""
         from catp.pipeline import Pruner
 
-        key = self.domain or domain
-        if key not in self._pruners:
-            self._pruners[key] = Pruner(domain=key, rules=self.rules, tokenizer=self.tokenizer,
-                                        scorer=self._shared_scorer())
-        return self._pruners[key]
-
-    def _shared_scorer(self):
-        """One scorer for every domain's Pruner: an LM is loaded once per process."""
-        if self.scorer == "lexical" and not self.scorer_options:
-            return self.scorer
-        if not hasattr(self, "_scorer"):
-            from catp.scoring.registry import build_scorer
-
-            self._scorer = build_scorer(self.scorer, **self.scorer_options)
-        return self._scorer
+        if self._pruner is None:
+            self._pruner = Pruner(domain=self.domain, rules=self.rules, tokenizer=self.tokenizer,
+                                  scorer=self.scorer, scorer_options=self.scorer_options or None)
+        self._pruner.call_domain(self.domain or domain)
+        return self._pruner
 
     @property
     def counter(self):
@@ -66,29 +58,29 @@ class CatpMethod:
         """Prune once within the budget. With `cold`, the time is that of a cold prune: the Pruner's
         cache of analysed texts is emptied first (it would make every later budget look faster).
         Question-aware runs pass cold=False: they reuse the analysis and are not timed."""
-        pruner = self.pruner(domain)
-        if pruner not in self._warm:  # the first prune loads lexicons and taggers: not timed
-            self._prune(pruner, text, 1, None, False)
-            self._warm.add(pruner)
+        pruner, domain = self.pruner(domain), self.domain or domain
+        if domain not in self._warm:  # the first prune loads lexicons and taggers: not timed
+            self._prune(pruner, text, 1, None, False, domain)
+            self._warm.add(domain)
         if cold:
             _forget(pruner)
         if budget.unit == "tokens":
-            return self._prune(pruner, text, int(budget.limit), question, explain)
-        found = self._fit_chars(pruner, text, budget.limit, size, question, explain)
+            return self._prune(pruner, text, int(budget.limit), question, explain, domain)
+        found = self._fit_chars(pruner, text, budget.limit, size, question, explain, domain)
         if not cold:
             return found
         _forget(pruner)
-        timed = self._prune(pruner, text, found.budget_used, question, explain)
+        timed = self._prune(pruner, text, found.budget_used, question, explain, domain)
         timed.note = found.note
         return timed
 
-    def _fit_chars(self, pruner, text, limit, size, question, explain) -> Outcome:
+    def _fit_chars(self, pruner, text, limit, size, question, explain, domain) -> Outcome:
         """Find a token budget whose output has <= limit non-whitespace characters."""
         input_tokens = pruner.tokens.count(text)
         tokens = max(int(limit * input_tokens / max(size.total, 1)), 0)
         best = None
         for _ in range(CHAR_FIT_TRIES):
-            out = self._prune(pruner, text, tokens, question, explain)
+            out = self._prune(pruner, text, tokens, question, explain, domain)
             chars = nonws_count(out.text)
             if chars <= limit:
                 best = out
@@ -102,14 +94,14 @@ class CatpMethod:
             if best is not None and tokens <= best.budget_used:
                 break
         if best is None:
-            best = self._prune(pruner, text, 0, question, explain)
+            best = self._prune(pruner, text, 0, question, explain, domain)
             best.note = "no token budget met the character limit"
         return best
 
-    def _prune(self, pruner, text, tokens, question, explain) -> Outcome:
+    def _prune(self, pruner, text, tokens, question, explain, domain=None) -> Outcome:
         started = time.perf_counter()
         if hasattr(pruner, "analyse") and hasattr(pruner, "finish"):
-            doc = pruner.analyse(text, budget=tokens, question=question)
+            doc = pruner.analyse(text, budget=tokens, question=question, domain=domain)
             result = pruner.finish(doc)
         else:
             doc, result = None, pruner.prune(text, budget=tokens, question=question)
@@ -117,8 +109,8 @@ class CatpMethod:
         units = None
         if explain and doc is not None:
             units = [
-                UnitView(u.start, u.end, d.kept, list(d.reasons) or list(doc.unit_rules[i]), d.priority,
-                         round(d.score, 4), bool(doc.unit_deleted[i]), u.tokens, tuple(doc.unit_rules[i]))
+                UnitView(u.start, u.end, d.kept, list(d.reasons) or list(doc.columns.rules[i]), d.priority,
+                         round(d.score, 4), bool(doc.columns.deleted[i]), u.tokens, tuple(doc.columns.rules[i]))
                 for i, (u, d) in enumerate(zip(doc.units, doc.decisions))
             ]
         return Outcome(kept=[(k.start, k.end) for k in result.kept], text=result.text, seconds=seconds,

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from catp.annotate import annotate, fact_weight
-from catp.document import Action, Document
+from catp.document import Action, Analysis
 from catp.rules.loader import load_text, resolve
 from catp.rules.registry import RuleRegistry
 from catp.segment import segment
@@ -47,14 +47,14 @@ RULES = textwrap.dedent("""\
     """)
 
 
-def run(text: str, rules: str = RULES, langs=frozenset({"en"}), timeout: float = 2.0) -> Document:
-    doc = Document(text=text, lang=sorted(langs)[0])
+def run(text: str, rules: str = RULES, langs=frozenset({"en"}), timeout: float = 2.0) -> Analysis:
+    doc = Analysis(text=text, lang=sorted(langs)[0])
     segment(doc)
     registry = RuleRegistry([load_text(rules, "t.yaml")])
     return annotate(doc, registry, load_token_counter().token_starts(text), langs=set(langs), regex_timeout=timeout)
 
 
-def unit_index(doc: Document, needle: str) -> int:
+def unit_index(doc: Analysis, needle: str) -> int:
     return next(i for i, u in enumerate(doc.units) if needle in doc.unit_text(u))
 
 
@@ -71,23 +71,23 @@ def test_spans_are_sorted_and_labelled():
 def test_unit_priority_is_the_strongest_protecting_rule():
     doc = run("The Licensee pays $500 in 3 parts. Nothing else happens here.")
     i, j = unit_index(doc, "$500"), unit_index(doc, "Nothing")
-    assert doc.unit_priority[i] == 80
-    assert set(doc.unit_rules[i]) == {"t.money", "t.digit", "t.boost"}
-    assert doc.unit_value[i] == pytest.approx(fact_weight(80) + 2 * fact_weight(60))
-    assert doc.unit_boost[i] == 40
-    assert (doc.unit_priority[j], doc.unit_rules[j], doc.unit_value[j]) == (0, [], 0.0)
+    assert doc.columns.priority[i] == 80
+    assert set(doc.columns.rules[i]) == {"t.money", "t.digit", "t.boost"}
+    assert doc.columns.value[i] == pytest.approx(fact_weight(80) + 2 * fact_weight(60))
+    assert doc.columns.boost[i] == 40
+    assert (doc.columns.priority[j], doc.columns.rules[j], doc.columns.value[j]) == (0, [], 0.0)
 
 
 def test_category_weights_scale_a_category_s_facts():
     text = "The Licensee pays $500 in 3 parts. Nothing else happens here."
-    doc = Document(text=text, lang="en")
+    doc = Analysis(text=text, lang="en")
     segment(doc)
     registry = RuleRegistry([load_text(RULES, "t.yaml")])
     annotate(doc, registry, load_token_counter().token_starts(text), langs={"en"},
              category_weights={"number": 0.0, "amount": 0.5})
     i = unit_index(doc, "$500")
-    assert doc.unit_value[i] == pytest.approx(0.5 * fact_weight(80))  # the digits count nothing, the amount half
-    assert doc.unit_priority[i] == 80 and "t.digit" in doc.unit_rules[i]  # the rules still protect and are named
+    assert doc.columns.value[i] == pytest.approx(0.5 * fact_weight(80))  # the digits count nothing, the amount half
+    assert doc.columns.priority[i] == 80 and "t.digit" in doc.columns.rules[i]  # the rules still protect and are named
 
 
 def test_category_weights_must_be_finite_and_not_negative():
@@ -103,7 +103,7 @@ def test_category_weights_must_be_finite_and_not_negative():
 def test_boost_alone_does_not_protect():
     doc = run("The Licensee is happy with it. Nothing else happens here.")
     i = unit_index(doc, "Licensee")
-    assert doc.unit_priority[i] == 0 and doc.unit_boost[i] == 40 and doc.unit_rules[i] == ["t.boost"]
+    assert doc.columns.priority[i] == 0 and doc.columns.boost[i] == 40 and doc.columns.rules[i] == ["t.boost"]
 
 
 def test_rules_for_other_languages_do_not_run():
@@ -114,12 +114,12 @@ def test_rules_for_other_languages_do_not_run():
 def test_boilerplate_becomes_its_own_deleted_unit():
     text = "The fee is 5, for the avoidance of doubt, payable monthly. Next sentence here."
     doc = run(text)
-    deleted = [doc.unit_text(u) for u, d in zip(doc.units, doc.unit_deleted) if d]
+    deleted = [doc.unit_text(u) for u, d in zip(doc.units, doc.columns.deleted) if d]
     assert deleted == ["for the avoidance of doubt"]
     i = unit_index(doc, "for the avoidance")
-    assert doc.unit_priority[i] == 0 and doc.unit_rules[i] == []
+    assert doc.columns.priority[i] == 0 and doc.columns.rules[i] == []
     # the rest of the sentence survives as other units, nothing lost
-    kept_text = "".join(doc.unit_text(u) for u, d in zip(doc.units, doc.unit_deleted) if not d)
+    kept_text = "".join(doc.unit_text(u) for u, d in zip(doc.units, doc.columns.deleted) if not d)
     assert "The fee is 5," in kept_text and "payable monthly." in kept_text
 
 
@@ -133,7 +133,7 @@ def test_units_stay_a_partition_after_deletion_splits():
             covered[k] += 1
     assert all(c == 1 for k, c in enumerate(covered) if not text[k].isspace())
     assert [u.index for u in doc.units] == list(range(len(doc.units)))
-    assert len(doc.unit_priority) == len(doc.unit_deleted) == len(doc.units)
+    assert len(doc.columns.priority) == len(doc.columns.deleted) == len(doc.units)
 
 
 def test_regex_timeout_is_reported_and_the_rule_skipped():
@@ -147,13 +147,13 @@ def test_regex_timeout_is_reported_and_the_rule_skipped():
 def test_common_rules_on_real_mixed_text():
     text = ("第五条 违约责任\n甲方应于2024年3月5日前支付违约金三百万元。根据相关规定，经双方协商一致，签订本协议。\n"
             "The Licensee shall not assign this Agreement. Revenue increased 12% to USD 3.4 billion.\n")
-    doc = Document(text=text, lang="zh")
+    doc = Analysis(text=text, lang="zh")
     segment(doc)
     annotate(doc, RuleRegistry(resolve(None)), load_token_counter().token_starts(text), langs={"zh", "en"})
     categories = {s.category for s in doc.spans}
     assert {"heading", "date", "amount", "negation", "boilerplate"} <= categories
-    assert doc.unit_priority[0] > 0  # the heading
-    assert any(doc.unit_deleted) and not all(doc.unit_deleted)
+    assert doc.columns.priority[0] > 0  # the heading
+    assert any(doc.columns.deleted) and not all(doc.columns.deleted)
 
 
 WHOLE_RULES = textwrap.dedent("""\
@@ -174,10 +174,10 @@ def test_whole_span_chars_makes_a_long_kept_sentence_worth_more():
     registry = RuleRegistry([load_text(WHOLE_RULES, "w.yaml")])
 
     def values(chars: int) -> list[float]:
-        doc = Document(text=text, lang="en")
+        doc = Analysis(text=text, lang="en")
         segment(doc)
         annotate(doc, registry, load_token_counter().token_starts(text), langs={"en"}, whole_span_chars=chars)
-        return [v for v, g in zip(doc.unit_value, doc.unit_group) if g != -1]
+        return [v for v, g in zip(doc.columns.value, doc.columns.group) if g != -1]
 
     span = text.index(" Nothing")  # the expanded sentence
     assert sum(values(0)) == pytest.approx(fact_weight(80), rel=0.05)  # one fact, shared by overlap (not spaces)
@@ -207,16 +207,16 @@ def test_a_detach_span_is_left_out_of_the_span_kept_whole():
     lo, hi = text.index("with offices"), text.index(" (Acme)")
     detached = [i for i, u in enumerate(doc.units) if lo <= u.start and u.end <= hi]
     assert " ".join(doc.unit_text(doc.units[i]) for i in detached) == "with offices at 12 Main Street, Springfield"
-    assert not any(doc.unit_deleted[i] for i in detached)  # not boilerplate: still kept on its own merit
+    assert not any(doc.columns.deleted[i] for i in detached)  # not boilerplate: still kept on its own merit
     sentence = [i for i, u in enumerate(doc.units) if u.start < text.index("Next")]
-    grouped = [i for i in sentence if doc.unit_group[i] != -1]
+    grouped = [i for i in sentence if doc.columns.group[i] != -1]
     assert set(grouped) == set(sentence) - set(detached)  # the rest of the sentence is kept whole, as one
-    assert len({doc.unit_group[i] for i in grouped}) == 1
-    assert all("t.preamble" not in doc.unit_rules[i] for i in detached)
+    assert len({doc.columns.group[i] for i in grouped}) == 1
+    assert all("t.preamble" not in doc.columns.rules[i] for i in detached)
     digits = unit_index(doc, "12 Main")
-    assert doc.unit_rules[digits] == ["t.digit"] and doc.unit_value[digits] == pytest.approx(fact_weight(60))
+    assert doc.columns.rules[digits] == ["t.digit"] and doc.columns.value[digits] == pytest.approx(fact_weight(60))
     without = run(text.replace("with offices", "with office"), rules=DETACH_RULES)  # no detach: one group
-    assert len({without.unit_group[i] for i, u in enumerate(without.units) if u.start < text.index("Next")}) == 1
+    assert len({without.columns.group[i] for i, u in enumerate(without.units) if u.start < text.index("Next")}) == 1
 
 
 DISCOUNT_RULES = RULES + textwrap.indent(textwrap.dedent("""\
@@ -234,37 +234,37 @@ def test_a_discount_span_scales_its_units_facts_by_its_category_weight():
     text = '"Fee" means $500 in 3 parts. The Licensee pays $500 in 3 parts.'
 
     def values(weights: dict) -> tuple[list[float], list[float]]:
-        doc = Document(text=text, lang="en")
+        doc = Analysis(text=text, lang="en")
         segment(doc)
         annotate(doc, RuleRegistry([load_text(DISCOUNT_RULES, "t.yaml")]),
                  load_token_counter().token_starts(text), langs={"en"}, category_weights=weights)
         cut = text.index(" The Licensee")
-        return ([v for u, v in zip(doc.units, doc.unit_value) if u.start < cut],
-                [v for u, v in zip(doc.units, doc.unit_value) if u.start > cut])
+        return ([v for u, v in zip(doc.units, doc.columns.value) if u.start < cut],
+                [v for u, v in zip(doc.units, doc.columns.value) if u.start > cut])
 
     (defined, plain), (defined_q, plain_q) = values({}), values({"definition": 0.25})
     assert sum(plain) > 0 and sum(defined) == pytest.approx(sum(plain))  # not listed: weight 1, no change
     assert sum(defined_q) == pytest.approx(0.25 * sum(defined))  # the definition's facts weigh a quarter
     assert plain_q == plain  # the sentence it does not cover is untouched
     doc = run(text, rules=DISCOUNT_RULES)
-    assert not any(doc.unit_deleted) and all("t.definition" not in r for r in doc.unit_rules)
+    assert not any(doc.columns.deleted) and all("t.definition" not in r for r in doc.columns.rules)
 
 
 def test_a_rule_s_repeated_matches_on_one_range_are_one_span_counting_each_match():
     # Two matches of w.fee expand to the same sentence: listed once (reports, html), counted twice (value).
     text = "The Licensee shall pay a royalty, and a further royalty, on net sales. Nothing else happens here."
     registry = RuleRegistry([load_text(WHOLE_RULES, "w.yaml")])
-    doc = Document(text=text, lang="en")
+    doc = Analysis(text=text, lang="en")
     segment(doc)
     annotate(doc, registry, load_token_counter().token_starts(text), langs={"en"})
     fee = [s for s in doc.spans if s.rule_id == "w.fee"]
     assert len(fee) == 1 and fee[0].matches == 2
     keys = [(s.start, s.end, s.rule_id) for s in doc.spans]
     assert len(keys) == len(set(keys))
-    assert sum(v for v, g in zip(doc.unit_value, doc.unit_group) if g != -1) == pytest.approx(2 * fact_weight(80),
+    assert sum(v for v, g in zip(doc.columns.value, doc.columns.group) if g != -1) == pytest.approx(2 * fact_weight(80),
                                                                                               rel=0.05)
     one = "The Licensee shall pay a royalty on net sales. Nothing else happens here."
-    doc1 = Document(text=one, lang="en")
+    doc1 = Analysis(text=one, lang="en")
     segment(doc1)
     annotate(doc1, registry, load_token_counter().token_starts(one), langs={"en"})
     assert [s.matches for s in doc1.spans] == [1]

@@ -81,11 +81,11 @@ def test_korean_and_hindi_split_into_sentences_and_fit_small_budgets():
     """Korean ('다. ' before Hangul) and Hindi (the danda ।) were one 400-character unit per cap, so a budget under
     about 260 tokens kept nothing."""
     from catp import prune
-    from catp.document import Document
+    from catp.document import Analysis
     from catp.segment import segment
 
     for text in (KOREAN, HINDI):
-        units = segment(Document(text=text, lang="en", domain="general")).units
+        units = segment(Analysis(text=text, lang="en", domain="general")).units
         assert len(units) >= 30
         result = prune(text, budget=60)
         assert result.text and result.stats.output_tokens <= 60

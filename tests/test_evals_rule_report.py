@@ -58,7 +58,7 @@ def test_rule_report_on_real_contracts(tmp_path):
     tokens = kept = 0
     for d in docs:
         doc = pruner.analyse(d["text"], budget=int(pruner.tokens.count(d["text"]) / 6))
-        live = [(u, dd) for i, (u, dd) in enumerate(zip(doc.units, doc.decisions)) if not doc.unit_deleted[i]]
+        live = [(u, dd) for i, (u, dd) in enumerate(zip(doc.units, doc.decisions)) if not doc.columns.deleted[i]]
         tokens += sum(u.tokens for u, _ in live)
         kept += sum(u.tokens for u, dd in live if dd.kept)
     total = table[ALL_UNITS]

@@ -20,7 +20,7 @@ from _samples import real_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catp.document import Document
+from catp.document import Analysis
 from catp.rules import pos
 from catp.rules.loader import resolve
 from catp.rules.schema import PosToken
@@ -232,20 +232,20 @@ def test_lexical_term_index_equals_plain_loops():
 
     for name in ("cuad", "cail2019_cjrc", "ccks2017_cner"):
         for text in [*real_texts(name, 2, 60_000), *TRICKY]:
-            doc = Document(text=text)
+            doc = Analysis(text=text)
             segment(doc)
             index_terms(doc)
             pieces = [text[u.start : u.end] for u in doc.units]
-            assert doc.unit_terms == [_plain_unit_terms(p) for p in pieces] == [unit_terms(p) for p in pieces]
-            assert doc.unit_term_sets == [frozenset(ts) for ts in doc.unit_terms]
+            assert doc.columns.terms == [_plain_unit_terms(p) for p in pieces] == [unit_terms(p) for p in pieces]
+            assert doc.columns.term_sets == [frozenset(ts) for ts in doc.columns.terms]
             df: Counter[str] = Counter()
-            for ts in doc.unit_term_sets:
+            for ts in doc.columns.term_sets:
                 df.update(ts)
             n = max(len(doc.units), 1)
             weights = {t: math.log(1 + n / c) for t, c in df.items()}
             assert doc.term_weight == weights and list(doc.term_weight) == list(weights), name
             # one string object per term (select's lookups find terms by identity)
-            assert len({id(t) for ts in doc.unit_term_sets for t in ts}) == len(doc.term_weight), name
+            assert len({id(t) for ts in doc.columns.term_sets for t in ts}) == len(doc.term_weight), name
 
 
 @pytest.mark.parametrize("text", [
@@ -260,10 +260,10 @@ def test_lexical_terms_from_the_lowered_text_equal_unit_by_unit(text):
     from catp.document import Unit, UnitKind
 
     cuts = sorted({0, len(text), *range(3, len(text), 7), *range(5, len(text), 11)})
-    doc = Document(text=text, units=[Unit(k, a, b, UnitKind.CLAUSE, k) for k, (a, b) in enumerate(pairwise(cuts))])
+    doc = Analysis(text=text, units=[Unit(k, a, b, UnitKind.CLAUSE, k) for k, (a, b) in enumerate(pairwise(cuts))])
     index_terms(doc)
-    assert doc.unit_terms == [_plain_unit_terms(text[u.start : u.end]) for u in doc.units]
-    assert any(doc.unit_terms) and (len(text.lower()) == len(text)) == ("İ" not in text)
+    assert doc.columns.terms == [_plain_unit_terms(text[u.start : u.end]) for u in doc.units]
+    assert any(doc.columns.terms) and (len(text.lower()) == len(text)) == ("İ" not in text)
 
 
 def _visible(text: str, start: int, end: int) -> int:
@@ -320,12 +320,12 @@ def _plain_cost_units(doc, token_starts, marker_merge):
 @given(st.lists(st.integers(0, 5), min_size=1, max_size=40), st.lists(st.integers(0, 12), max_size=60),
        st.data())
 def test_cost_units_search_short_stretches_like_whole_list(lengths, starts_per_char, data):
-    """_cost_units bisects a few token starts past the last unit's; the same costs as bisecting the whole
+    """cost_units bisects a few token starts past the last unit's; the same costs as bisecting the whole
     list, also when more tokens start at one character than the stretch holds (zero-width tokens)."""
     from itertools import accumulate
 
     from catp.document import Unit, UnitKind
-    from catp.pipeline import _cost_units
+    from catp.cost import cost_units
 
     ends = list(accumulate(lengths))
     text = "ab c\n" * (ends[-1] // 5 + 1)
@@ -337,9 +337,9 @@ def test_cost_units_search_short_stretches_like_whole_list(lengths, starts_per_c
             units.append(Unit(len(units), start + gap, end, UnitKind.CLAUSE, k))
         start = end
     token_starts = [c for c, n in enumerate(starts_per_char[: len(text)]) for _ in range(n)]
-    doc = Document(text=text, units=units)
+    doc = Analysis(text=text, units=units)
     def merge(ch: str) -> int:
         return int(ch.isalpha())
 
-    _cost_units(doc, token_starts, merge)
+    cost_units(doc, token_starts, merge)
     assert [(u.tokens, u.edge, u.marker_merge) for u in doc.units] == _plain_cost_units(doc, token_starts, merge)

@@ -65,7 +65,7 @@ def test_run_starts_are_costed_as_the_output_holds_them(pruner):
 
     text = ("The Seller shall deliver the goods. The Buyer shall pay 100 dollars.\n\nPayment is due on May 1, "
             "2020.\n  Notices go to the address below; copies to counsel.\n\n(a) Each party may terminate.")
-    doc, _ = pruner._prepare(text, None)
+    doc = pruner.analyse(text, ratio=1)
     pieces = [text[u.start : u.end] for u in doc.units]
     assert pieces[3].startswith("Notices") and pieces[5].startswith("(a)")
     assert [u.edge for u in doc.units] == [0, 0, 0, 1, 0, 0]  # "\n  Notices": the "  " token is not held
@@ -244,3 +244,99 @@ def test_prune_leaves_the_gc_on_and_the_processs_frozen_objects_frozen(pruner):
     finally:
         gc.unfreeze()
     del keep
+
+
+def _examples() -> dict[str, str]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    return {name: (root / f"{name}.txt").read_text(encoding="utf-8")
+            for name in ("contract_en", "report_en", "medical_zh", "contract_zh")}
+
+
+def _same(a: PruneResult, b: PruneResult) -> bool:
+    """The same result but for the time it took."""
+    return a.model_dump(exclude={"stats": {"elapsed_s"}}) == b.model_dump(exclude={"stats": {"elapsed_s"}})
+
+
+def test_stage_hook_is_told_every_stage_in_order():
+    """on_stage(name, seconds) after each stage run: the analysis stages once per text and domain (the second
+    prune of a text reuses its analysis), decode only for bytes and files."""
+    from catp.engine import STAGE_NAMES
+
+    pruner, seen = Pruner(domain="legal"), []
+    text = _examples()["contract_en"]
+    pruner.prune(text, ratio="1/4", on_stage=lambda name, seconds: seen.append((name, seconds)))
+    assert [name for name, _ in seen] == STAGE_NAMES[1:] and all(s >= 0 for _, s in seen)
+    seen.clear()
+    pruner.prune(text, ratio="1/3", on_stage=lambda name, seconds: seen.append((name, seconds)))
+    assert [name for name, _ in seen] == ["score", "select", "verify", "render"]
+    seen.clear()
+    pruner.clear_cache()
+    pruner.prune_bytes(text.encode(), ratio="1/4", on_stage=lambda name, seconds: seen.append((name, seconds)))
+    assert [name for name, _ in seen] == STAGE_NAMES
+
+
+def test_a_reused_analysis_is_shared_and_each_call_has_its_own_state():
+    pruner = Pruner(domain="legal")
+    text = _examples()["contract_en"]
+    a = pruner.analyse(text, ratio="1/4")
+    b = pruner.analyse(text, budget=50, question="When is the fee due?")
+    assert a.analysis is b.analysis  # analysed once
+    with pytest.raises(AttributeError, match="read-only"):  # and cached read-only
+        a.analysis.units = []
+    with pytest.raises(AttributeError, match="read-only"):
+        a.analysis.columns.priority = []
+    assert a.budget != b.budget and a.decisions != b.decisions
+    assert a.warnings is not b.warnings and a.warnings is not a.analysis.warnings
+    assert _same(pruner.finish(b), Pruner(domain="legal").prune(text, budget=50, question="When is the fee due?"))
+
+
+def test_domain_per_call_equals_a_pruner_of_that_domain():
+    """One Pruner serves every domain: domain= per call gives what a Pruner of that domain gives; None or
+    "auto" is the Pruner's own (here: detected)."""
+    from catp.errors import CatpError
+
+    shared = Pruner()
+    texts = _examples()
+    for domain in ("legal", "finance", "medical"):
+        own = Pruner(domain=domain)
+        for name in ("contract_en", "medical_zh"):
+            text = texts[name]
+            assert _same(shared.prune(text, ratio="1/5", domain=domain), own.prune(text, ratio="1/5"))
+    detected = Pruner()
+    for text in texts.values():
+        assert _same(shared.prune(text, ratio="1/5", domain="auto"), detected.prune(text, ratio="1/5"))
+    assert shared.prune(texts["medical_zh"], ratio="1/5", domain="legal").stats.domain == "legal"
+    assert Pruner(domain="legal").prune(texts["medical_zh"], ratio="1/5", domain=None).stats.domain == "legal"
+    with pytest.raises(CatpError, match="unknown domain"):
+        shared.prune(texts["contract_en"], ratio="1/5", domain="no-such-domain")
+    assert prune(texts["report_en"], ratio="1/5", domain="finance").stats.domain == "finance"
+
+
+class _CountingScorer:
+    """A real scorer's interface (it ranks by unit length), recording which units it was asked about."""
+
+    name = "counting"
+
+    def __init__(self, cheap: bool | None) -> None:
+        if cheap is not None:
+            self.cheap = cheap
+        self.asked: list[int] = []
+
+    def score(self, doc, candidates, *, question=None, budget_tokens=None):
+        self.asked = list(candidates)
+        return {i: float(doc.units[i].end - doc.units[i].start) for i in candidates}
+
+
+@pytest.mark.parametrize("cheap", [True, False, None])
+def test_a_scorer_says_whether_it_is_cheap(cheap):
+    """A cheap scorer is asked about every live unit; a costly one (or one that does not say) only about the
+    units the rules left undecided."""
+    scorer = _CountingScorer(cheap)
+    pruner = Pruner(domain="legal", scorer=scorer)
+    doc = pruner.analyse(_examples()["contract_en"], ratio="1/4")
+    live = [i for i, deleted in enumerate(doc.columns.deleted) if not deleted]
+    undecided = [i for i in live if doc.columns.priority[i] == 0]
+    assert len(undecided) < len(live)
+    assert scorer.asked == (live if cheap else undecided)

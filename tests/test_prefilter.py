@@ -21,7 +21,7 @@ import regex
 from _samples import evals_data
 
 from catp.detect import detect_langs
-from catp.document import Document
+from catp.document import Analysis
 from catp.rules.check import anchor_problems
 from catp.rules.context import MatchContext
 from catp.rules.loader import BUILTIN_DOMAINS, load_text, resolve
@@ -49,7 +49,7 @@ def spans_both_ways(registry: RuleRegistry, text: str):
     """{rule id: (spans scanning the whole text, [spans through the prefilter, for each of MODES])}
     for the anchored rules ("stretches"/"windows" force a way; without it the rule scans whole)."""
     lang, langs = detect_langs(text)
-    doc = segment(Document(text=text, lang=lang))
+    doc = segment(Analysis(text=text, lang=lang))
     whole = MatchContext(doc, [], prefilter="never")
     index = registry.anchor_index({"en", "zh"})
     contexts = [MatchContext(doc, [], prefilter=mode, anchor_index=index) for mode in MODES]
@@ -134,7 +134,7 @@ rules:
     (compiled,) = RuleRegistry([rules]).rules
     assert compiled.matcher.barriers
     text = "ſhall\nKİcK\nıs\nSHALL\nnothing"
-    doc = segment(Document(text=text, lang="en"))
+    doc = segment(Analysis(text=text, lang="en"))
     whole = [text[s.start:s.end] for s in compiled.matcher.spans(MatchContext(doc, [], prefilter="never"))]
     for mode in MODES:
         filtered = [text[s.start:s.end] for s in compiled.matcher.spans(MatchContext(doc, [], prefilter=mode))]
@@ -253,7 +253,7 @@ def test_anchors_that_do_not_cover_are_not_used():
     rule = _rule("[grant]")
     (compiled,) = RuleRegistry([load_text(f"name: t\nrules: [{json.dumps(rule.model_dump())}]")]).rules
     assert compiled.matcher.barriers == "" and not compiled.matcher.prefiltered
-    doc = segment(Document(text="Licensor sublicenses it.", lang="en"))
+    doc = segment(Analysis(text="Licensor sublicenses it.", lang="en"))
     assert list(compiled.matcher.spans(MatchContext(doc, [], prefilter="always")))
 
 
@@ -270,7 +270,7 @@ def test_rule_examples_give_the_same_spans_both_ways():
     for registry in registries():
         for c in anchored(registry):
             for text in c.rule.examples.match + c.rule.examples.no_match:
-                doc = segment(Document(text=text, lang=detect_langs(text)[0]))
+                doc = segment(Analysis(text=text, lang=detect_langs(text)[0]))
                 starts = tokens.token_starts(text)
                 whole = list(c.matcher.spans(MatchContext(doc, starts, prefilter="never")))
                 assert list(c.matcher.spans(MatchContext(doc, starts, prefilter="always"))) == whole, (c.rule.id, text)
@@ -286,7 +286,7 @@ def test_windows_find_a_longest_match_that_ends_with_its_anchor():
     matcher = build_matcher(rule, {})
     assert matcher.widths == (6, 0)
     text = "x 1234-K, 5678K and 12-K; 99999-K.\n" * 40
-    doc = segment(Document(text=text, lang="en"))
+    doc = segment(Analysis(text=text, lang="en"))
     whole = [(s.start, s.end) for s in matcher.spans(MatchContext(doc, [], prefilter="never"))]
     windowed = [(s.start, s.end) for s in matcher.spans(MatchContext(doc, [], prefilter="windows"))]
     assert windowed == whole and len(whole) == 120

@@ -199,7 +199,7 @@ def test_heading_rules_share_one_timeout_across_headings(tmp_path):
     import time
 
     from catp.annotate import annotate
-    from catp.document import Document
+    from catp.document import Analysis
     from catp.rules.registry import RuleRegistry
     from catp.segment import segment
     from catp.tokens import load_token_counter
@@ -221,9 +221,9 @@ def test_heading_rules_share_one_timeout_across_headings(tmp_path):
     text = "".join(f"第{i}条 标题\n正文内容在这里，共有若干字。\n" for i in range(1, 41))
     starts = load_token_counter().token_starts(text)
 
-    def run() -> Document:
+    def run() -> Analysis:
         calls.clear()
-        doc = segment(Document(text=text, lang="zh"))
+        doc = segment(Analysis(text=text, lang="zh"))
         annotate(doc, registry, starts, langs={"zh"}, regex_timeout=0.1)
         return doc
 
@@ -232,7 +232,7 @@ def test_heading_rules_share_one_timeout_across_headings(tmp_path):
     assert 3 <= len(calls) <= 7 < 40 and set(calls) == {None}
     import threading
 
-    done: list[Document] = []
+    done: list[Analysis] = []
     worker = threading.Thread(target=lambda: done.append(run()))  # elsewhere: each search gets what is left
     worker.start()
     worker.join()

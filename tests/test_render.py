@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from catp.document import Action, Decision, Document, Span, Unit, UnitKind
+from catp.document import Action, Analysis, Decision, Document, Span, Unit, UnitKind
 from catp.pipeline import Pruner
 from catp.render import extract_text, kept_spans, protected_report, to_html
 
@@ -21,16 +21,16 @@ def make_doc(text: str = TEXT) -> Document:
         start = text.index(piece, start)
         units.append(Unit(i, start, start + len(piece), UnitKind.CLAUSE, i))
         start += len(piece)
-    doc = Document(text=text, units=units)
+    doc = Document.of(Analysis(text=text, units=units))
     n = len(units)
-    doc.unit_rules = [[] for _ in range(n)]
-    doc.unit_priority, doc.unit_deleted = [0] * n, [False] * n
+    doc.columns.rules = [[] for _ in range(n)]
+    doc.columns.priority, doc.columns.deleted = [0] * n, [False] * n
     return doc
 
 
 def test_runs_of_kept_units_become_spans():
     doc = make_doc()
-    doc.unit_rules[1] = ["r.one"]
+    doc.columns.rules[1] = ["r.one"]
     spans = kept_spans(doc, [True, True, False, False, True, False, True, True])
     assert [(s.start, s.end) for s in spans] == [(0, 10), (21, 26), (34, 45)]
     assert [doc.text[s.start : s.end] for s in spans] == ["Alpha one.", "Gamma", "Delta four."]
@@ -54,7 +54,7 @@ def test_nothing_and_everything(kept):
 
 def test_protected_report_counts_found_kept_dropped():
     doc = make_doc()
-    doc.spans = [Span(0, 5, "entity", "r.name", 70), Span(6, 10, "number", "r.num", 60),
+    doc.analysis.spans = [Span(0, 5, "entity", "r.name", 70), Span(6, 10, "number", "r.num", 60),
                  Span(11, 20, "number", "r.num", 60), Span(21, 26, "boilerplate", "r.del", 50, Action.DELETE),
                  Span(27, 33, "term", "r.boost", 40, Action.BOOST)]
     spans = kept_spans(doc, [True, True, False, False, False, False, False, False])
@@ -66,7 +66,7 @@ def test_protected_report_counts_found_kept_dropped():
 
 def test_a_span_half_kept_is_dropped():
     doc = make_doc()
-    doc.spans = [Span(6, 14, "number", "r.num", 60)]  # "one. Bet" crosses a unit edge
+    doc.analysis.spans = [Span(6, 14, "number", "r.num", 60)]  # "one. Bet" crosses a unit edge
     dropped, _ = protected_report(doc, kept_spans(doc, [False, True, False, False, False, False, False, False]))
     assert len(dropped) == 1
 
@@ -75,8 +75,8 @@ def test_html_escapes_text_and_reasons():
     text = "<script>alert('x')</script> & \"quotes\" 5 < 6. Then more > text here."
     pruner = Pruner(domain="general")
     doc = pruner.analyse(text, budget=6)
-    doc.unit_rules[0] = ["evil'><img src=x onerror=alert(1)>"]
-    doc.decisions[0] = Decision(kept=True, reasons=doc.unit_rules[0])
+    doc.columns.rules[0] = ["evil'><img src=x onerror=alert(1)>"]
+    doc.decisions[0] = Decision(kept=True, reasons=doc.columns.rules[0])
     result = pruner.finish(doc)
     page = to_html(doc, result)
     assert "<script>" not in page and "<img" not in page
@@ -94,6 +94,6 @@ def test_html_marks_kept_dropped_and_deleted():
     result = pruner.finish(doc)
     page = to_html(doc, result)
     assert page.count("class='kept'") == sum(d.kept for d in doc.decisions) > 0
-    assert page.count("class='del'") == sum(doc.unit_deleted) > 0
+    assert page.count("class='del'") == sum(doc.columns.deleted) > 0
     assert page.count("class='drop'") == len(doc.units) - page.count("class='kept'") - page.count("class='del'")
     assert f"{result.stats.input_tokens} → {result.stats.output_tokens} tokens" in page

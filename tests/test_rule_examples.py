@@ -1,7 +1,7 @@
 """Every rule in rules/*.yaml against its own `examples`: each `match` text yields at least one
 span from that rule, each `no_match` text yields none.
 
-The rule's matcher runs alone over a segmented Document of the example (headings need units;
+The rule's matcher runs alone over a segmented Analysis of the example (headings need units;
 cue windows need the real token offsets), through `catp.rules.check.rule_matches`, the helper
 behind `catp rules test`.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from catp.detect import detect_langs
-from catp.document import Document
+from catp.document import Analysis
 from catp.rules.check import rule_matches
 from catp.rules.context import MatchContext
 from catp.rules.loader import builtin_rules_dir, load_file
@@ -27,7 +27,7 @@ TOKENS = load_token_counter()
 
 def found(compiled: CompiledRule, text: str) -> list[str]:
     """What the rule matched, for the failure message."""
-    doc = segment(Document(text=text, lang=detect_langs(text)[0]))
+    doc = segment(Analysis(text=text, lang=detect_langs(text)[0]))
     return [text[s.start : s.end] for s in compiled.matcher.spans(MatchContext(doc, TOKENS.token_starts(text)))]
 
 

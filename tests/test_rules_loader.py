@@ -395,8 +395,8 @@ class _StubPruner:
         import time
 
         time.sleep(0.05)  # long enough for concurrent first calls to overlap
-        self.domain = domain
-        _StubPruner.built.append(domain)
+        self.tokenizer = tokenizer
+        _StubPruner.built.append(tokenizer)
 
     def prune(self, text, **kwargs):
         return self
@@ -407,17 +407,20 @@ def test_prune_keeps_a_bounded_number_of_pruners(monkeypatch):
 
     monkeypatch.setattr(pipeline, "Pruner", _StubPruner)
     monkeypatch.setattr(_StubPruner, "built", [])
-    pipeline._PRUNERS.clear()
+    pipeline.clear_prune_cache()
     try:
         for n in range(20):
-            assert pipeline.prune("text", domain=f"d{n}", ratio="1/2").domain == f"d{n}"
-        assert len(pipeline._PRUNERS) == 8  # the last 8
-        pipeline.prune("text", domain="d19", ratio="1/2")  # the newest: still cached
+            assert pipeline.prune("text", tokenizer=f"t{n}", ratio="1/2").tokenizer == f"t{n}"
+        assert pipeline.prune_cache_size() == 8  # the last 8
+        pipeline.prune("text", tokenizer="t19", ratio="1/2")  # the newest: still cached
         assert len(_StubPruner.built) == 20
-        pipeline.prune("text", domain="d0", ratio="1/2")  # the oldest went: built again
+        pipeline.prune("text", tokenizer="t0", ratio="1/2")  # the oldest went: built again
+        assert len(_StubPruner.built) == 21
+        for domain in ("legal", "finance", "medical", None):  # one Pruner serves every domain
+            pipeline.prune("text", tokenizer="t0", domain=domain, ratio="1/2")
         assert len(_StubPruner.built) == 21
     finally:
-        pipeline._PRUNERS.clear()
+        pipeline.clear_prune_cache()
 
 
 def test_concurrent_first_prune_calls_build_one_pruner(monkeypatch):
@@ -429,13 +432,13 @@ def test_concurrent_first_prune_calls_build_one_pruner(monkeypatch):
 
     monkeypatch.setattr(pipeline, "Pruner", _StubPruner)
     monkeypatch.setattr(_StubPruner, "built", [])
-    pipeline._PRUNERS.clear()
+    pipeline.clear_prune_cache()
     try:
         with ThreadPoolExecutor(4) as pool:
             results = list(pool.map(lambda _: pipeline.prune("text", domain="legal", ratio="1/2"), range(8)))
         assert len(_StubPruner.built) == 1 and len({id(r) for r in results}) == 1
     finally:
-        pipeline._PRUNERS.clear()
+        pipeline.clear_prune_cache()
 
 
 def two_domain_jsonl(path: Path) -> Path:

@@ -22,7 +22,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from catp.document import Document  # noqa: E402
+from catp.document import Analysis, Document  # noqa: E402
 from catp.errors import CatpError, ModelError  # noqa: E402
 from catp.scoring.logprobs import merge_ranges, plan_windows, question_suffix, unit_token_ranges  # noqa: E402
 from catp.scoring.lm import LMScorer  # noqa: E402
@@ -46,10 +46,9 @@ ZH = "甲方应于2024年3月5日前向乙方支付违约金三百万元。但�
 
 def make_doc(text: str, tokenizer=None) -> Document:
     """A Document cut into units by catp's own segmenter; unit costs in `tokenizer` if given."""
-    doc = Document(text=text, lang="en")
-    segment(doc)
+    doc = Document.of(segment(Analysis(text=text, lang="en")))
     n = len(doc.units)
-    doc.unit_priority, doc.unit_deleted, doc.unit_rules = [0] * n, [False] * n, [[] for _ in range(n)]
+    doc.columns.priority, doc.columns.deleted, doc.columns.rules = [0] * n, [False] * n, [[] for _ in range(n)]
     if tokenizer is not None:
         for u in doc.units:
             u.tokens = len(tokenizer.encode(doc.unit_text(u), add_special_tokens=False).ids)
@@ -219,7 +218,7 @@ def test_decided_units_filling_the_budget_settle_nothing(tiny: LMScorer):
     protected units alone filled the budget, and `--scorer lm` gave the lexical scorer's ranking.)"""
     doc = make_doc(" ".join(LEGAL), tiny.tokenizer)
     cands = list(range(len(doc.units)))
-    doc.unit_priority = [1] + [0] * (len(cands) - 1)  # the first unit is decided (protected) ...
+    doc.columns.priority = [1] + [0] * (len(cands) - 1)  # the first unit is decided (protected) ...
     budget = doc.units[0].tokens  # ... and fills the budget
     fed = FedCounter(tiny)
     scores = tiny.score(doc, cands[1:], budget_tokens=budget)
@@ -238,9 +237,9 @@ def test_a_pruner_ranks_the_undecided_units_by_the_model_on_the_lexical_scale(ti
     text = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
     with_lm, lexical = Pruner(domain="legal", scorer=tiny), Pruner(domain="legal")
     doc = with_lm.analyse(text, ratio="1/4")
-    live = [i for i in range(len(doc.units)) if not doc.unit_deleted[i]]
-    undecided = [i for i in live if doc.unit_priority[i] == 0]
-    protected_tokens = sum(doc.units[i].tokens for i in live if doc.unit_priority[i] > 0)
+    live = [i for i in range(len(doc.units)) if not doc.columns.deleted[i]]
+    undecided = [i for i in live if doc.columns.priority[i] == 0]
+    protected_tokens = sum(doc.units[i].tokens for i in live if doc.columns.priority[i] > 0)
     assert undecided and protected_tokens > doc.budget  # the case the model used to skip
     model = tiny.score(doc, undecided, budget_tokens=doc.budget)
     assert tiny.last_stats.units_scored > 0
@@ -248,7 +247,7 @@ def test_a_pruner_ranks_the_undecided_units_by_the_model_on_the_lexical_scale(ti
     assert sorted(doc.scores[i] for i in undecided) == sorted(lex[i] for i in undecided)  # lexical values ...
     by_model = sorted(undecided, key=lambda i: (model[i], -i))
     assert [doc.scores[i] for i in by_model] == sorted(doc.scores[i] for i in undecided)  # ... in the model's order
-    assert all(doc.scores[i] == lex[i] for i in live if doc.unit_priority[i] > 0)
+    assert all(doc.scores[i] == lex[i] for i in live if doc.columns.priority[i] > 0)
     assert doc.scores != lexical.analyse(text, ratio="1/4").scores  # the random model's order is not lexical's
     result = with_lm.finish(doc)
     assert result.stats.output_tokens <= doc.budget

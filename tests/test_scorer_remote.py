@@ -32,13 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_doc(text: str):
-    from catp.document import Document
+    from catp.document import Analysis, Document
     from catp.segment.splitter import segment
 
-    doc = Document(text=text, lang="en")
-    segment(doc)
+    doc = Document.of(segment(Analysis(text=text, lang="en")))
     n = len(doc.units)
-    doc.unit_priority, doc.unit_deleted, doc.unit_rules = [0] * n, [False] * n, [[] for _ in range(n)]
+    doc.columns.priority, doc.columns.deleted, doc.columns.rules = [0] * n, [False] * n, [[] for _ in range(n)]
     return doc
 
 
@@ -177,11 +176,11 @@ def test_a_different_tokenizer_is_refused(f32_server, tmp_path):
 def test_scoring_through_the_server_imports_no_torch(f32_server):
     code = (
         "import sys\n"
-        "from catp.document import Document\n"
+        "from catp.document import Analysis, Document\n"
         "from catp.segment.splitter import segment\n"
         "from catp.scoring.registry import build_scorer\n"
         f"s = build_scorer('vllm', url={str(f32_server)!r}, window=256)\n"
-        "doc = Document(text='The fee is $5,000. Either party may terminate. 甲方应付款。'); segment(doc)\n"
+        "doc = Document.of(segment(Analysis(text='The fee is $5,000. Either party may terminate. 甲方应付款。')))\n"
         "print(len(s.score(doc, list(range(len(doc.units))))) == len(doc.units), 'torch' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from catp.document import Document, UnitKind
+from catp.document import Analysis, UnitKind
 from catp.segment import segment
 from catp.segment.splitter import default_segmenter
 
@@ -17,13 +17,13 @@ CONFIG = default_segmenter().config
 
 
 def units_of(text: str) -> list[tuple[str, str]]:
-    doc = segment(Document(text=text))
+    doc = segment(Analysis(text=text))
     return [(u.kind.value, text[u.start : u.end]) for u in doc.units]
 
 
 def check_partition(text: str) -> None:
     """Units are sorted, disjoint, trimmed, and every non-space character is in exactly one."""
-    doc = segment(Document(text=text))
+    doc = segment(Analysis(text=text))
     owner = [0] * len(text)
     previous_end, previous_sentence = 0, 0
     for i, u in enumerate(doc.units):
@@ -72,7 +72,7 @@ def test_list_items(item):
 
 def sentences_of(text: str) -> list[list[str]]:
     """The units of each sentence, in order."""
-    doc = segment(Document(text=text))
+    doc = segment(Analysis(text=text))
     out: dict[int, list[str]] = {}
     for u in doc.units:
         out.setdefault(u.sentence, []).append(text[u.start : u.end])
@@ -97,7 +97,7 @@ def test_en_sentences_and_clauses():
 
 
 def test_clause_kinds():
-    doc = segment(Document(text="乙方不得转让本合同，否则应赔偿全部损失；但经甲方书面同意的除外。"))
+    doc = segment(Analysis(text="乙方不得转让本合同，否则应赔偿全部损失；但经甲方书面同意的除外。"))
     assert [u.kind for u in doc.units] == [UnitKind.SENTENCE, UnitKind.CLAUSE, UnitKind.CLAUSE]
     assert len({u.sentence for u in doc.units}) == 1
 
@@ -133,7 +133,7 @@ def test_abbreviations_do_not_end_sentences(text, pieces):
 def test_huge_line_without_punctuation_is_capped():
     limit = CONFIG.max_unit_chars
     for text in ("x" * (limit * 7 + 3), "word " * (limit * 2), "无标点的长句子" * limit):
-        doc = segment(Document(text=text))
+        doc = segment(Analysis(text=text))
         assert len(doc.units) > 1
         assert max(u.end - u.start for u in doc.units) <= limit
         check_partition(text)
@@ -141,7 +141,7 @@ def test_huge_line_without_punctuation_is_capped():
 
 def test_capped_pieces_cut_at_spaces():
     text = "word " * (CONFIG.max_unit_chars * 2)
-    doc = segment(Document(text=text))
+    doc = segment(Analysis(text=text))
     assert all(text[u.start : u.end].split(" ")[-1] == "word" for u in doc.units)
 
 
@@ -162,23 +162,23 @@ def test_partition_on_real_documents():
 
 def test_kinds_and_sentence_ids():
     text = "第一条 定义\n本合同所称货物，是指乙方交付的全部设备。\n| a | b | c |\n"
-    doc = segment(Document(text=text))
+    doc = segment(Analysis(text=text))
     assert [u.kind for u in doc.units] == [UnitKind.HEADING, UnitKind.SENTENCE, UnitKind.CLAUSE, UnitKind.TABLE_ROW]
     assert doc.units[1].sentence == doc.units[2].sentence != doc.units[0].sentence
     assert doc.units[3].sentence > doc.units[2].sentence
 
 
 def test_empty_text_has_no_units():
-    assert segment(Document(text="")).units == []
-    assert segment(Document(text=" \n\n\t")).units == []
+    assert segment(Analysis(text="")).units == []
+    assert segment(Analysis(text=" \n\n\t")).units == []
 
 
 def test_split_parentheses_cuts_around_a_parenthesis_only_when_asked():
     text = "Troponin was 21ng/ml (normal level under 0.01ng/ml) on admission. He had (2) lesions on the scalp."
-    plain = [text[u.start : u.end] for u in segment(Document(text=text)).units]
+    plain = [text[u.start : u.end] for u in segment(Analysis(text=text)).units]
     assert plain == ["Troponin was 21ng/ml (normal level under 0.01ng/ml) on admission.",
                      "He had (2) lesions on the scalp."]
-    split = segment(Document(text=text), split_parentheses=True)
+    split = segment(Analysis(text=text), split_parentheses=True)
     assert [text[u.start : u.end] for u in split.units] == [
         "Troponin was 21ng/ml", "(normal level under 0.01ng/ml)", "on admission.",
         "He had (2) lesions on the scalp."]  # an enumeration's "(2)" is no aside
@@ -199,7 +199,7 @@ def test_an_invisible_character_after_a_full_stop_does_not_hide_the_sentence_end
     """Text pasted from web pages and PDFs carries zero-width characters after full stops; the sentence
     ended there all the same (it stayed one unit, which a small budget could not take at all)."""
     text = f"The Licensee shall pay the fee.{invisible} The Licensor shall deliver the goods.{invisible} Payment is due."
-    units = segment(Document(text=text, lang="en")).units
+    units = segment(Analysis(text=text, lang="en")).units
     assert [text[u.start : u.end] for u in units] == [
         f"The Licensee shall pay the fee.{invisible}", f"The Licensor shall deliver the goods.{invisible}",
         "Payment is due."]

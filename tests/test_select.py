@@ -7,10 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catp import select as select_mod
-from catp.document import Document, Unit, UnitKind
+from catp.document import Analysis, Document, Unit, UnitKind
 from catp.rules.schema import SelectionPolicy
 from catp.select import estimate, greedy, rank, runs, select
 from catp.select.budget import Taker
+
+
+def _doc(**fields) -> Document:
+    """A Document over an Analysis of these fields (the tests fill in its columns)."""
+    return Document.of(Analysis(**fields))
 
 
 def make_doc(tokens, priority=None, value=None, deleted=None, scores=None, boost=None, edge=None,
@@ -18,12 +23,12 @@ def make_doc(tokens, priority=None, value=None, deleted=None, scores=None, boost
     n = len(tokens)
     units = [Unit(i, 10 * i, 10 * i + 5, UnitKind.SENTENCE, i, tokens[i], (edge or [0] * n)[i], (merge or [0] * n)[i])
              for i in range(n)]
-    doc = Document(text="".join(f"w{i:04d}     " for i in range(n)), units=units)  # each unit says its own
-    doc.unit_priority = list(priority or [0] * n)
-    doc.unit_value = list(value or [float(p > 0) for p in doc.unit_priority])
-    doc.unit_deleted = list(deleted or [False] * n)
-    doc.unit_boost = list(boost or [0] * n)
-    doc.unit_rules = [["r"] if p else [] for p in doc.unit_priority]
+    doc = _doc(text="".join(f"w{i:04d}     " for i in range(n)), units=units)  # each unit says its own
+    doc.columns.priority = list(priority or [0] * n)
+    doc.columns.value = list(value or [float(p > 0) for p in doc.columns.priority])
+    doc.columns.deleted = list(deleted or [False] * n)
+    doc.columns.boost = list(boost or [0] * n)
+    doc.columns.rules = [["r"] if p else [] for p in doc.columns.priority]
     doc.scores = dict(scores or {i: 0.0 for i in range(n)})
     return doc
 
@@ -127,7 +132,7 @@ def test_select_equals_a_plain_cost_count(spec, budget, gap):
     tokens, priority, group, scores, edge, merge = zip(*spec)
     doc = make_doc(list(tokens), priority=list(priority), scores=dict(enumerate(scores)), edge=list(edge),
                    merge=list(merge))
-    doc.unit_group = list(group)
+    doc.columns.group = list(group)
     fast = select(doc, budget, gap)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(greedy, "Taker", _PlainTaker)
@@ -227,7 +232,7 @@ def _table_doc(rows: list[str]) -> Document:
     for i, row in enumerate(rows):
         start = text.index(row, start)
         units.append(Unit(i, start + (row[0] == " "), start + len(row), UnitKind.TABLE_ROW, i, 5))
-    return Document(text=text, units=units)
+    return _doc(text=text, units=units)
 
 
 def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
@@ -264,7 +269,7 @@ def test_a_longer_tables_last_data_row_weighs_more():
         kind = UnitKind.SENTENCE if row == "Note." else UnitKind.TABLE_ROW
         units.append(Unit(len(units), start + (row[0] == " "), start + len(row), kind, len(units), 5))
         start += len(row)
-    doc = Document(text=text, units=units)
+    doc = _doc(text=text, units=units)
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0, "table_lead_weight": 1.0, "table_lead_rows": 2}
     assert section_lead(doc, SelectionPolicy(**flat)) == [2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 2.0, 1.5]  # off by default
     lead = section_lead(doc, SelectionPolicy(table_tail_weight=2.0, **flat))
@@ -326,14 +331,14 @@ def test_a_short_line_that_introduces_a_table_is_not_decayed():
     # (a table's intro), one of one unit and one of two
     doc = make_doc([10] * 5, value=[4.0, 3.0, 2.0, 2.0, 1.9])
     doc.units[0].kind = doc.units[1].kind = UnitKind.TABLE_ROW
-    doc.text = doc.text[:9] + "\n" + doc.text[10:19] + "\n" + doc.text[20:29] + "\n" + doc.text[30:]
-    doc.unit_rules = [["row"], ["row"], ["intro"], ["intro"], ["intro"]]
-    doc.spans = [Span(20, 25, "table", "intro", 92), Span(30, 45, "table", "intro", 92)]
+    doc.analysis.text = doc.text[:9] + "\n" + doc.text[10:19] + "\n" + doc.text[20:29] + "\n" + doc.text[30:]
+    doc.columns.rules = [["row"], ["row"], ["intro"], ["intro"], ["intro"]]
+    doc.analysis.spans = [Span(20, 25, "table", "intro", 92), Span(30, 45, "table", "intro", 92)]
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0, "section_decay_weight": 1.0, "section_decay_tokens": 10}
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0, 0.5, 1 / 3, 0.25, 0.2]
     lead = section_lead(doc, SelectionPolicy(table_intro_tokens=10, **flat))
     assert lead == [1.0, 0.5, 1.0, 0.25, 0.2]  # the short line only; it still counts for those after it
-    doc.spans = [Span(20, 25, "amount", "intro", 92)]  # a rule of another category
+    doc.analysis.spans = [Span(20, 25, "amount", "intro", 92)]  # a rule of another category
     assert section_lead(doc, SelectionPolicy(table_intro_tokens=10, **flat))[2] == 1 / 3
 
 
@@ -366,7 +371,7 @@ def test_a_run_start_does_not_spend_its_edge_or_the_merged_marker_token():
     doc = make_doc([5, 6], deleted=[True, False], edge=[0, 2], merge=[1, 1])
     assert select(doc, budget=4, gap_tokens=3).kept == [False, True]
     assert select(doc, budget=3, gap_tokens=3).kept == [False, False]
-    doc.unit_deleted[0] = False
+    doc.columns.deleted[0] = False
     sel = select(doc, budget=5 + 6, gap_tokens=3)  # one run: every token of both units
     assert sel.kept == [True, True] and sel.estimated_tokens == 11
     doc = make_doc([5, 1, 6], deleted=[False, True, False], edge=[0, 0, 2], merge=[1, 1, 1])
@@ -378,7 +383,7 @@ def test_a_span_too_long_for_the_budget_is_taken_unit_by_unit():
     # units 0-2 are one span kept whole (30 tokens) and unit 3 is filler: with a budget of 12 the span can
     # never fit whole, so its best unit is kept on its own rather than nothing of it
     doc = make_doc([10, 10, 10, 2], priority=[0, 80, 0, 0])
-    doc.unit_group = [0, 0, 0, -1]
+    doc.columns.group = [0, 0, 0, -1]
     assert select(doc, budget=12, gap_tokens=0).kept == [False, True, False, True]
     assert select(doc, budget=32, gap_tokens=0).kept == [True, True, True, True]  # it fits: whole
 
@@ -387,15 +392,15 @@ def test_a_repeated_text_counts_its_facts_once():
     # units 0 and 2 say the same (a page footer with a date), unit 1 a fact worth a little less;
     # room for two units: the footer once and the other fact, not the footer twice
     doc = make_doc([3, 3, 3], priority=[80, 70, 80], value=[2.0, 1.2, 2.0], scores={0: 0.0, 1: 0.0, 2: 0.0})
-    doc.text = "Page 9 1/2/2020\nPayment due.\nPage 9 1/2/2020"
-    doc.units = [Unit(0, 0, 15, UnitKind.SENTENCE, 0, 3), Unit(1, 16, 28, UnitKind.SENTENCE, 1, 3),
+    doc.analysis.text = "Page 9 1/2/2020\nPayment due.\nPage 9 1/2/2020"
+    doc.analysis.units = [Unit(0, 0, 15, UnitKind.SENTENCE, 0, 3), Unit(1, 16, 28, UnitKind.SENTENCE, 1, 3),
                  Unit(2, 29, 44, UnitKind.SENTENCE, 2, 3)]
     from catp.rules.schema import SelectionPolicy
 
     flat = SelectionPolicy(lead_weight=0.0, doc_lead_weight=0.0)
     assert select(doc, 7, 1, flat).kept.count(True) == 2
     assert select(doc, 7, 1, flat).kept[1]
-    doc.text = "Page 9 1/2/2020\nPayment due.\nPage 8 1/2/2020"  # another page: its own facts
+    doc.analysis.text = "Page 9 1/2/2020\nPayment due.\nPage 8 1/2/2020"  # another page: its own facts
     assert select(doc, 7, 1, flat).kept == [True, False, True]
 
 
@@ -405,9 +410,9 @@ def _finding_doc(words: list[str], tokens: int = 3) -> Document:
     from catp.document import Action, make_span
 
     doc = make_doc([tokens] * len(words), priority=[68] * len(words), value=[fact_weight(68)] * len(words))
-    doc.text, doc.units, doc.spans, at = "", [], [], 0
+    doc.analysis.text, doc.analysis.units, doc.analysis.spans, at = "", [], [], 0
     for i, word in enumerate(words):
-        doc.text += word + " "
+        doc.analysis.text += word + " "
         doc.units.append(Unit(i, at, at + len(word), UnitKind.SENTENCE, i, tokens))
         doc.spans.append(make_span(at, at + len(word.rstrip(".!")), "finding", "r", 68, Action.PROTECT))
         at += len(word) + 1
@@ -417,7 +422,7 @@ def _finding_doc(words: list[str], tokens: int = 3) -> Document:
 def test_distinct_facts_count_a_finding_kept_elsewhere_once():
     # units 0 and 1 name the same finding in other words' company; room for two units
     doc = _finding_doc(["fever", "Fever.", "rash"])
-    doc.unit_value[0] = doc.unit_value[1] = 1.5 * doc.unit_value[2]  # the fever units hold a little more
+    doc.columns.value[0] = doc.columns.value[1] = 1.5 * doc.columns.value[2]  # the fever units hold a little more
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     assert select(doc, 7, 1, SelectionPolicy(**flat)).kept == [True, True, False]
     assert select(doc, 7, 1, SelectionPolicy(distinct_facts=0.0, **flat)).kept == [True, False, True]
@@ -431,7 +436,7 @@ def test_distinct_facts_weigh_a_finding_by_its_occurrences():
     assert select(doc, 3, 1, SelectionPolicy(distinct_facts=0.5, **flat)).kept == [False, True, False, False]
     facts, held, holders = select_mod.distinct_facts(doc, 0.5)
     assert holders == [[0], [1, 2, 3]] and held[1] == [(1, facts[1])]
-    assert facts[1] == doc.unit_value[1] * 3 ** 0.5 and facts[0] == doc.unit_value[0]
+    assert facts[1] == doc.columns.value[1] * 3 ** 0.5 and facts[0] == doc.columns.value[0]
 
 
 def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
@@ -445,7 +450,7 @@ def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
     groups = Taker(doc, budget, gap, Selection([False] * n, [], 0)).group  # a span too long for the budget: none
 
     def state(kept, spent):
-        covered = set().union(*(doc.unit_term_sets[i] for i in range(n) if kept[i])) if doc.unit_term_sets else set()
+        covered = set().union(*(doc.columns.term_sets[i] for i in range(n) if kept[i])) if doc.columns.term_sets else set()
         said = {texts[i] for i in range(n) if kept[i]}
         return make_density(doc, DEFAULT_POLICY, gap, covered, kept, texts, said)
 
@@ -456,7 +461,7 @@ def _greedy_faults(doc, budget: int, gap: int, sel) -> list[str]:
     faults, kept, spent, k = [], [False] * n, 0, 0
     while True:
         density = state(kept, spent)
-        fitting = {u: density(u) for u in range(n) if not kept[u] and not doc.unit_deleted[u] and fits(kept, spent, u)}
+        fitting = {u: density(u) for u in range(n) if not kept[u] and not doc.columns.deleted[u] and fits(kept, spent, u)}
         if k == len(sel.added):
             if fitting:
                 faults.append(f"units {sorted(fitting)} still fit at the end")
@@ -487,12 +492,12 @@ def _random_doc(rng, n_max=40):
                    scores={i: rng.choice([0.0, 0.0, 1.0, 2.5]) for i in range(n)},
                    deleted=[rng.random() < 0.1 for _ in range(n)],
                    edge=[rng.choice([0, 0, 1, 2]) for _ in range(n)], merge=[rng.choice([0, 1]) for _ in range(n)])
-    doc.units = [dataclasses.replace(u, edge=min(u.edge, u.tokens)) for u in doc.units]  # edge <= tokens
-    doc.text = "".join(f"w{rng.choice(range(n if rng.random() < 0.7 else 3)):04d}     " for _ in range(n))
-    doc.unit_group = [rng.choice([-1] * 6 + [0, 1]) for _ in range(n)]
-    doc.unit_terms = [sorted(t) for t in terms]
-    doc.unit_term_sets = [frozenset(t) for t in terms]
-    doc.term_weight = {t: math.log(1 + n / sum(t in ts for ts in terms)) for ts in terms for t in ts}
+    doc.analysis.units = [dataclasses.replace(u, edge=min(u.edge, u.tokens)) for u in doc.units]  # edge <= tokens
+    doc.analysis.text = "".join(f"w{rng.choice(range(n if rng.random() < 0.7 else 3)):04d}     " for _ in range(n))
+    doc.columns.group = [rng.choice([-1] * 6 + [0, 1]) for _ in range(n)]
+    doc.columns.terms = [sorted(t) for t in terms]
+    doc.columns.term_sets = [frozenset(t) for t in terms]
+    doc.analysis.term_weight = {t: math.log(1 + n / sum(t in ts for ts in terms)) for ts in terms for t in ts}
     return doc
 
 
@@ -569,13 +574,13 @@ def test_a_group_set_aside_comes_back_when_another_members_neighbour_is_taken(mo
     doc = make_doc(tokens, priority=[0, 60, 0, 0, 0, 0, 60, 0, 0, 0, 60, 0, 0, 0, 60, 0],
                    scores=dict(enumerate([0.0, 0.0, 2.5, 0.0, 0.0, 0.0, 2.5, 1.0, 1.0, 2.5, 2.5, 1.0, 2.5, 1.0, 0.0, 0.0])),
                    edge=[0, 1, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0], merge=[1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 1, 0])
-    doc.unit_group = [-1, -1, -1, -1, -1, -1, -1, -1, 1, -1, 1, 0, -1, -1, 0, -1]
+    doc.columns.group = [-1, -1, -1, -1, -1, -1, -1, -1, 1, -1, 1, 0, -1, -1, 0, -1]
     terms = [["a"], ["e", "f"], [], [], [], ["b", "d"], ["a", "d", "f"], ["b"], ["b", "c", "e"], ["e"], [], ["a", "d"], [],
              [], ["a", "c", "f"], []]
-    doc.unit_terms = terms
-    doc.unit_term_sets = [frozenset(t) for t in terms]
-    doc.term_weight = {t: math.log(1 + len(terms) / sum(t in ts for ts in terms)) for ts in terms for t in ts}
-    doc.text = "".join(f"w{k:04d}     " for k in (0, 0, 12, 10, 0, 0, 10, 2, 8, 15, 0, 1, 2, 13, 1, 3))
+    doc.columns.terms = terms
+    doc.columns.term_sets = [frozenset(t) for t in terms]
+    doc.analysis.term_weight = {t: math.log(1 + len(terms) / sum(t in ts for ts in terms)) for ts in terms for t in ts}
+    doc.analysis.text = "".join(f"w{k:04d}     " for k in (0, 0, 12, 10, 0, 0, 10, 2, 8, 15, 0, 1, 2, 13, 1, 3))
     monkeypatch.setattr(greedy, "_SETTLE_AFTER", 2)
     sel = select(doc, 13, 3)
     assert _greedy_faults(doc, 13, 3, sel) == []
@@ -586,7 +591,7 @@ def test_a_long_span_kept_whole_weighs_less_with_whole_span_tokens():
     # units 0-2 are one sentence a rule keeps whole (90 tokens), unit 3 a short one: per token the long
     # sentence is worth more, until whole_span_tokens scales it by 30 / 90
     doc = make_doc([30, 30, 30, 20], priority=[80] * 4, value=[3.0, 3.0, 3.0, 1.5])
-    doc.unit_group = [0, 0, 0, -1]
+    doc.columns.group = [0, 0, 0, -1]
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     plain, capped = SelectionPolicy(**flat), SelectionPolicy(whole_span_tokens=30, **flat)
     assert select_mod.long_span_factor(doc, plain) is None
@@ -594,7 +599,7 @@ def test_a_long_span_kept_whole_weighs_less_with_whole_span_tokens():
     assert select(doc, budget=90, gap_tokens=0, policy=plain).kept == [True, True, True, False]
     assert select(doc, budget=90, gap_tokens=0, policy=capped).kept == [False, False, False, True]
     assert rank(doc, policy=capped)[0] == 3 and rank(doc, policy=plain)[0] == 0
-    doc.unit_group = [0, 0, 0, 3]  # unit 3 is a span of 20 tokens kept whole: below the cap, sqrt(30 / 20)
+    doc.columns.group = [0, 0, 0, 3]  # unit 3 is a span of 20 tokens kept whole: below the cap, sqrt(30 / 20)
     assert select_mod.long_span_factor(doc, capped)[3] == (30 / 20) ** 0.5
 
 
@@ -604,9 +609,9 @@ def test_select_leaves_no_reference_cycles():
     import gc
 
     doc = make_doc([5, 3, 7, 1, 4, 2], priority=[0, 70, 0, 80, 0, 0], scores={0: 0.3, 2: 0.5, 4: 0.9, 5: 0.1})
-    doc.unit_terms = [["a", "b"], ["b"], ["c"], [], ["a", "d"], ["d"]]
-    doc.unit_term_sets = [frozenset(t) for t in doc.unit_terms]
-    doc.term_weight = {"a": 1.0, "b": 2.0, "c": 0.5, "d": 1.5}
+    doc.columns.terms = [["a", "b"], ["b"], ["c"], [], ["a", "d"], ["d"]]
+    doc.columns.term_sets = [frozenset(t) for t in doc.columns.terms]
+    doc.analysis.term_weight = {"a": 1.0, "b": 2.0, "c": 0.5, "d": 1.5}
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
@@ -625,7 +630,7 @@ def test_question_first_takes_a_relevant_units_short_line_then_a_long_lines_neig
     # two lines: units 0-2 (30 tokens) and 3-9 (420 tokens, over SHORT_PARAGRAPH_TOKENS); the whole text (450)
     # is over the question's share (320), so unit 1 brings its line and unit 5 only its neighbours
     doc = make_doc([10] * 3 + [60] * 7, scores={**{i: 0.0 for i in range(10)}, 1: 2.0, 5: 1.0})
-    doc.text = "".join(f"w{i:04d}" + ("\n    " if i == 2 else "     ") for i in range(10))
+    doc.analysis.text = "".join(f"w{i:04d}" + ("\n    " if i == 2 else "     ") for i in range(10))
     assert paragraphs(doc) == [[0, 1, 2]] * 3 + [list(range(3, 10))] * 7
     sel = question_first(doc, budget=400, gap_tokens=0, share=0.8, policy=SelectionPolicy())
     assert sel.added[:6] == [0, 1, 2, 5, 6, 4]
@@ -640,7 +645,7 @@ def _pieces_doc(pieces: list[str]) -> Document:
         start = text.index(piece, start)
         units.append(Unit(i, start, start + len(piece), UnitKind.CLAUSE, 0, 2))
         start += len(piece)
-    return Document(text=text, units=units)
+    return _doc(text=text, units=units)
 
 
 def test_a_run_without_a_letter_or_digit_is_not_kept():

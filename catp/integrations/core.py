@@ -73,7 +73,8 @@ class DocumentsPruner:
     would use, for `max_tokens` answer tokens and `concurrency` requests at once). `shared`: one budget for all
     texts together instead of one each. domain: "auto"/None (detected) or a domain name; rules: the user's rule
     files; tokenizer, scorer: as for `catp.Pruner` (with a server and no tokenizer, the served model's own when
-    it is on this machine). `pruner`: a ready `catp.Pruner` to use instead. Thread-safe: the Pruner is built
+    it is on this machine). `pruner`: a ready `catp.Pruner` to use instead (`domain`, when given, is its domain
+    for these calls). Thread-safe: the Pruner is built
     once, on first use.
     """
 
@@ -129,11 +130,12 @@ class DocumentsPruner:
             pruner, budget, ratio = self.pruner(), self.budget, self.ratio
         out: list[PrunedText] = [_untouched(t) for t in texts]
         if self.shared:
-            for i, pruned in zip(live, _prune_shared(pruner, [texts[i] for i in live], question, budget, ratio)):
+            for i, pruned in zip(live, _prune_shared(pruner, [texts[i] for i in live], question, budget, ratio,
+                                                     self.domain)):
                 out[i] = pruned
         else:
             for i in live:
-                out[i] = _prune_one(pruner, texts[i], question, budget, ratio)
+                out[i] = _prune_one(pruner, texts[i], question, budget, ratio, self.domain)
         return out
 
     def _server_budget(self, texts: list[str], question: str | None):
@@ -164,8 +166,9 @@ def _untouched(text: str) -> PrunedText:
                       domain="", lang="")
 
 
-def _prune_one(pruner, text: str, question: str | None, budget: int | None, ratio) -> PrunedText:
-    result = pruner.prune(text, budget=budget, ratio=ratio, question=question)
+def _prune_one(pruner, text: str, question: str | None, budget: int | None, ratio,
+               domain: str | None = None) -> PrunedText:
+    result = pruner.prune(text, budget=budget, ratio=ratio, question=question, domain=domain)
     stats = result.stats
     return PrunedText(text=result.text, kept=result.kept, input_tokens=stats.input_tokens,
                       output_tokens=stats.output_tokens, dropped_protected=result.dropped_protected,
@@ -173,7 +176,8 @@ def _prune_one(pruner, text: str, question: str | None, budget: int | None, rati
                       warnings=result.warnings)
 
 
-def _prune_shared(pruner, texts: list[str], question: str | None, budget: int | None, ratio) -> list[PrunedText]:
+def _prune_shared(pruner, texts: list[str], question: str | None, budget: int | None, ratio,
+                  domain: str | None = None) -> list[PrunedText]:
     joined = SEPARATOR.join(texts)
     starts, at = [], 0
     for text in texts:
@@ -186,7 +190,7 @@ def _prune_shared(pruner, texts: list[str], question: str | None, budget: int | 
         budget = int(parse_ratio(ratio) * sum(inputs))
     target = budget
     for _ in range(SHARED_ROUNDS):
-        result = pruner.prune(joined, budget=target, question=question)
+        result = pruner.prune(joined, budget=target, question=question, domain=domain)
         pieces = _split(result, texts, starts, pruner.gap_marker)
         outputs = [pruner.tokens.count(text) for text, _, _ in pieces]
         over = sum(outputs) - budget

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catp.document import Document
+from catp.document import Analysis
 from catp.rules.context import MatchContext
 from catp.rules.loader import LoadedRuleSet
 from catp.rules.registry import RuleRegistry
@@ -30,7 +30,7 @@ def rule_matches(compiled, text: str, tokens: TokenCounter, *, prefilter: str = 
     through the anchor prefilter wherever the rule has one, as on long documents."""
     from catp.detect import detect_langs
 
-    doc = Document(text=text, lang=detect_langs(text)[0])
+    doc = Analysis(text=text, lang=detect_langs(text)[0])
     segment(doc)
     ctx = MatchContext(doc, tokens.token_starts(text), prefilter=prefilter)
     return any(True for _ in compiled.matcher.spans(ctx))

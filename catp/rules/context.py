@@ -5,12 +5,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from catp.document import Document, UnitKind
+from catp.document import Analysis, UnitKind
 
 
 @dataclass
 class MatchContext:
-    doc: Document
+    doc: Analysis
     token_starts: list[int]
     regex_timeout: float = 2.0
     warnings: list[str] = field(default_factory=list)

@@ -15,6 +15,10 @@ class Scorer(Protocol):
     `candidates` holds only the unit indices the rules have not already decided
     (not protected, not deleted). A scorer must return a score for each of them
     and must be deterministic. `budget_tokens` lets a costly scorer stop early.
+
+    A scorer may say what it costs with a class attribute `cheap: bool` (False when absent): the engine asks a
+    cheap scorer (LexicalScorer) for every live unit, a costly one only for those the rules left undecided
+    (every live unit when a question must rank them). It is not part of the protocol's isinstance check.
     """
 
     name: str

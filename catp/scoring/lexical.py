@@ -16,7 +16,7 @@ from itertools import chain
 
 import regex
 
-from catp.document import Document
+from catp.document import Analysis, Document
 
 _TERMS = regex.compile(r"[a-z][a-z0-9'\-]+|\d[\d.,]*|\p{Han}+")
 _STOP = frozenset(
@@ -55,10 +55,11 @@ class _Canon(dict):
         return term
 
 
-def index_terms(doc: Document) -> None:
-    """Fill doc.unit_terms, doc.unit_term_sets and doc.term_weight (idf over the document's units),
-    once per document."""
-    if doc.unit_terms and len(doc.unit_terms) == len(doc.units):
+def index_terms(doc: Analysis) -> None:
+    """Fill doc.columns.terms, doc.columns.term_sets and doc.term_weight (idf over the document's units),
+    once per analysis."""
+    columns = doc.columns
+    if doc.sealed or (columns.terms and len(columns.terms) == len(doc.units)):  # sealed: indexed (the terms stage)
         return
     text = doc.text
     lowered = text.lower()
@@ -71,12 +72,12 @@ def index_terms(doc: Document) -> None:
         findall, canon = _TERMS.findall, _Canon()
         by_text = {key: _terms(findall(key), canon) for key in dict.fromkeys(keys)}
         sets = {key: frozenset(ts) for key, ts in by_text.items()}
-        doc.unit_terms = [by_text[key] for key in keys]
-        doc.unit_term_sets = [sets[key] for key in keys]
+        columns.terms = [by_text[key] for key in keys]
+        columns.term_sets = [sets[key] for key in keys]
     else:  # some character lowers to several (İ): offsets differ, so unit by unit
-        doc.unit_terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
-        doc.unit_term_sets = list(map(frozenset, doc.unit_terms))
-    df = Counter(chain.from_iterable(doc.unit_term_sets))  # in how many units each term occurs
+        columns.terms = [unit_terms(text[u.start : u.end]) for u in doc.units]
+        columns.term_sets = list(map(frozenset, columns.terms))
+    df = Counter(chain.from_iterable(columns.term_sets))  # in how many units each term occurs
     n = max(len(doc.units), 1)
     weight = {c: math.log(1 + n / c) for c in set(df.values())}  # per count: most terms share a few counts
     doc.term_weight = dict(zip(df, map(weight.__getitem__, df.values())))
@@ -84,6 +85,7 @@ def index_terms(doc: Document) -> None:
 
 class LexicalScorer:
     name = "lexical"
+    cheap = True  # scores every live unit: the engine asks it for all of them
 
     def __init__(self, question_weight: float = 4.0) -> None:
         self.question_weight = question_weight
@@ -94,8 +96,8 @@ class LexicalScorer:
 
     def score(self, doc: Document, candidates: Sequence[int], *, question: str | None = None,
               budget_tokens: int | None = None) -> dict[int, float]:
-        index_terms(doc)
-        terms, idf = doc.unit_terms, doc.term_weight
+        index_terms(doc.analysis)
+        terms, idf = doc.columns.terms, doc.term_weight
         n = max(len(doc.units), 1)
         q_terms = {t for t in unit_terms(question) if t in idf} if question else set()
         scores: dict[int, float] = {}

@@ -213,6 +213,7 @@ class SelfInformationScorer:
     """
 
     name = "selfinfo"
+    cheap = False  # a model pass per window: the engine asks only for what the rules left undecided
     tokenizer: Any
     max_len: int
 
@@ -317,7 +318,7 @@ class SelfInformationScorer:
         are left out: the decided units filling the budget settle nothing."""
         if budget is None or not doc.units or not any(u.tokens for u in doc.units):
             return cands  # no budget, or unit costs unknown: score everything
-        deleted = doc.unit_deleted if len(doc.unit_deleted) == len(doc.units) else [False] * len(doc.units)
+        deleted = doc.columns.deleted if len(doc.columns.deleted) == len(doc.units) else [False] * len(doc.units)
         if sum(u.tokens for u in doc.units if not deleted[u.index]) <= budget:
             stats.settled = "all units fit the budget"
             return []

@@ -9,7 +9,7 @@ import regex
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from catp.document import Document, Unit, UnitKind
+from catp.document import Analysis, Unit, UnitKind
 
 _LINE = regex.compile(r"[^\n]+")
 _SPACE = regex.compile(r"\s+")
@@ -42,7 +42,7 @@ class Segmenter:
         # Scanned on its own: one alternative more in _boundary would make every line's scan 3x slower.
         self._parenthesis = regex.compile(config.parenthesis_end)
 
-    def segment(self, doc: Document, split_parentheses: bool = False) -> Document:
+    def segment(self, doc: Analysis, split_parentheses: bool = False) -> Analysis:
         """split_parentheses: a parenthesis inside a sentence also starts and ends a clause (parenthesis_end)."""
         units: list[Unit] = []
         sentence = 0
@@ -165,5 +165,5 @@ def default_segmenter() -> Segmenter:
     return Segmenter(SegmentationConfig.model_validate(yaml.safe_load(raw)))
 
 
-def segment(doc: Document, split_parentheses: bool = False) -> Document:
+def segment(doc: Analysis, split_parentheses: bool = False) -> Analysis:
     return default_segmenter().segment(doc, split_parentheses)

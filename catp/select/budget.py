@@ -80,10 +80,10 @@ class Taker:
 
     def __init__(self, doc: Document, budget: int, gap_tokens: int, selection: Selection) -> None:
         self.doc, self.budget, self.gap, self.sel = doc, budget, gap_tokens, selection
-        self.group = doc.unit_group or [-1] * len(doc.units)  # per unit, its group (kept together), -1: none
+        self.group = doc.columns.group or [-1] * len(doc.units)  # per unit, its group (kept together), -1: none
         self.members: dict[int, list[int]] = {}
         for i, g in enumerate(self.group):
-            if g != -1 and not doc.unit_deleted[i]:
+            if g != -1 and not doc.columns.deleted[i]:
                 self.members.setdefault(g, []).append(i)
         units = doc.units
         unfit = [g for g, ms in self.members.items() if sum(units[j].tokens for j in ms) > budget]

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import regex
 
-from catp.document import Action, Document, UnitKind
+from catp.document import Action, Analysis, Document, UnitKind
 from catp.rules.schema import SelectionPolicy
 from catp.select.budget import Selection, Taker
 from catp.select.value import FACT_CATEGORIES
@@ -65,14 +65,14 @@ def _type_of(types, text: str) -> tuple[str, float] | None:
     return None
 
 
-def find_key_sections(doc: Document, policy: SelectionPolicy) -> list[KeySectionFound]:
+def find_key_sections(doc: Analysis, policy: SelectionPolicy) -> list[KeySectionFound]:
     """The key sections of `doc`, by their first unit. A heading that a type's pattern matches opens a section
     that runs to the next heading; a line whose opening label (policy.section_label) it matches opens one that
     runs over that line and the list items after it, up to the next other line or heading."""
     if not policy.key_sections:
         return []
     types = _policy_types(policy)
-    units, text = doc.units, doc.text
+    units, text, deleted = doc.units, doc.text, doc.columns.deleted
     n = len(units)
     heads = [i for i, u in enumerate(units) if u.kind is UnitKind.HEADING]
     found: list[KeySectionFound] = []
@@ -84,7 +84,7 @@ def find_key_sections(doc: Document, policy: SelectionPolicy) -> list[KeySection
         label = _label(policy.section_label)
         line_starts = [i for i in range(n) if i == 0 or "\n" in text[units[i - 1].end : units[i].start]]
         for k, i in enumerate(line_starts):
-            if units[i].kind is UnitKind.HEADING or doc.unit_deleted[i]:
+            if units[i].kind is UnitKind.HEADING or deleted[i]:
                 continue
             start = units[i].start
             try:
@@ -139,7 +139,7 @@ def cover(doc: Document, budget: int, gap_tokens: int, selection: Selection, pol
     if not policy.coverage_share or not doc.key_sections or budget < policy.coverage_min_tokens:
         return
     taker = Taker(doc, int(budget * policy.coverage_share), gap_tokens, selection)
-    deleted, units = doc.unit_deleted, doc.units
+    deleted, units = doc.columns.deleted, doc.units
     density = _taken_density(doc, density)
     for s in coverage_order(doc.key_sections):
         body = [i for i in range(s.first + (1 if s.heading else 0), s.end) if not deleted[i]]
@@ -158,7 +158,7 @@ def cover(doc: Document, budget: int, gap_tokens: int, selection: Selection, pol
 def _taken_density(doc: Document, density: list[float]) -> list[float]:
     """Per unit, its value per token of what taking it costs: a unit of a span kept whole brings its whole
     group (a 150-token sentence for one clause's amount)."""
-    group = doc.unit_group
+    group = doc.columns.group
     if not group:
         return density
     size: dict[int, int] = {}
@@ -189,7 +189,7 @@ def fact_units(doc: Document, policy: SelectionPolicy) -> list[bool]:
 def _cover_facts(doc: Document, taker: Taker, policy: SelectionPolicy, density: list[float]) -> None:
     """Then the figures in the key sections: their units holding facts, densest first, one section's at a
     time in turn (coverage_order), while they fit the coverage share."""
-    held, kept, deleted = fact_units(doc, policy), taker.sel.kept, doc.unit_deleted
+    held, kept, deleted = fact_units(doc, policy), taker.sel.kept, doc.columns.deleted
     queues = []
     for s in coverage_order(doc.key_sections):
         units = sorted((i for i in range(s.first, s.end) if held[i] and not deleted[i]), key=lambda i: (-density[i], i))

@@ -36,7 +36,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     counts once (measured 30 Nov, 1/6: cuad 0.613 -> 0.616, tatqa 0.399 -> 0.406, zh sets unchanged)."""
     kept = selection.kept
     n = len(kept)
-    terms = doc.unit_term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
+    terms = doc.columns.term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
     covered: set[str] = set()
     for i, k in enumerate(kept):
         if k and terms:
@@ -45,7 +45,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     said = {texts[i] for i, k in enumerate(kept) if k}  # the texts kept: their facts count once
     density = make_density(doc, policy, gap_tokens, covered, kept, texts, said)
     taker = Taker(doc, budget, gap_tokens, selection)
-    deleted = doc.unit_deleted
+    deleted = doc.columns.deleted
     units = [i for i in range(n) if not deleted[i] and not kept[i]]
     # The queue, (-density, unit) entries popped least first, is two lists: the first entries sorted once
     # (popped from the end) and a heap of the entries queued again. Popping the lesser of their two heads
@@ -87,7 +87,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
                 covered |= terms[j]
             said.add(texts[j])
             density.took(j)
-        near = {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n and not kept[k] and not doc.unit_deleted[k]}
+        near = {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n and not kept[k] and not deleted[k]}
         back = aside.after_take(near, first, spent)
         for j in sorted(near | back):
             heappush(heap, (-density(j), j))  # cheaper now (it would extend a run), or it may fit again

@@ -74,14 +74,15 @@ def _section_decay(doc: Document, policy: SelectionPolicy, factor: list[float]) 
     another section's first. TAT-QA dev excerpts hold about 8.5 gold items each whatever their length."""
     weight, scale = policy.section_decay_weight, policy.section_decay_tokens
     intros = table_intros(doc, policy.table_intro_tokens) if policy.table_intro_tokens else set()
+    units, deleted = doc.units, doc.columns.deleted
     for a, b in sections(doc):
         density = {i: value_of(doc, i, doc.scores.get(i, 0.0), policy.information_weight) * factor[i]
-                   / max(doc.units[i].tokens, 1) for i in range(a, b) if not doc.unit_deleted[i]}
+                   / max(units[i].tokens, 1) for i in range(a, b) if not deleted[i]}
         better = 0
         for i in sorted(density, key=lambda i: (-density[i], i)):
             if i not in intros:
                 factor[i] *= (1.0 + better / scale) ** -weight
-            better += doc.units[i].tokens
+            better += units[i].tokens
 
 
 def long_span_factor(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float] | None:
@@ -91,19 +92,20 @@ def long_span_factor(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) ->
     whole_span_chars), but the gold it holds grows about as the square root of its length up to some
     100 tokens and not at all past that (CUAD dev: 0.2 items in sentences of 16 tokens, 0.45 at 64, 0.78
     at 128, 0.6-0.8 at 180-512)."""
-    if not policy.whole_span_tokens or not doc.unit_group:
+    group, deleted, units = doc.columns.group, doc.columns.deleted, doc.units
+    if not policy.whole_span_tokens or not group:
         return None
     size: dict[int, int] = {}
-    for i, g in enumerate(doc.unit_group):
-        if g != -1 and not doc.unit_deleted[i]:
-            size[g] = size.get(g, 0) + doc.units[i].tokens
+    for i, g in enumerate(group):
+        if g != -1 and not deleted[i]:
+            size[g] = size.get(g, 0) + units[i].tokens
     cap = policy.whole_span_tokens
 
     def factor(tokens: int) -> float:
         share = cap / max(tokens, 1)
         return share if share <= 1 else math.sqrt(share)
 
-    return [1.0 if g == -1 else factor(size.get(g, 1)) for g in doc.unit_group]
+    return [1.0 if g == -1 else factor(size.get(g, 1)) for g in group]
 
 
 def unit_priors(doc: Document, policy: SelectionPolicy) -> list[float]:

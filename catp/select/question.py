@@ -31,7 +31,8 @@ def question_first(doc: Document, budget: int, gap_tokens: int, share: float,
     (a table's caption and notes, a case's facts); then each relevant unit with its context."""
     selection = Selection([False] * len(doc.units))
     n = len(doc.units)
-    by_relevance = sorted((i for i in range(n) if not doc.unit_deleted[i] and doc.scores.get(i, 0.0) > 0),
+    deleted = doc.columns.deleted
+    by_relevance = sorted((i for i in range(n) if not deleted[i] and doc.scores.get(i, 0.0) > 0),
                           key=lambda i: (-doc.scores.get(i, 0.0), i))
     lines = paragraphs(doc)
     with_context: list[int] = []
@@ -45,7 +46,7 @@ def question_first(doc: Document, budget: int, gap_tokens: int, share: float,
         if sum(doc.units[j].tokens for j in members) <= SHORT_PARAGRAPH_TOKENS:
             with_context.extend(members)
         with_context.extend(j for j in (i, i + 1, i - 1) if 0 <= j < n)
-    with_context = [j for j in with_context if not doc.unit_deleted[j]]
+    with_context = [j for j in with_context if not deleted[j]]
     fill(doc, with_context, int(budget * share), gap_tokens, selection)
     fill_by_value(doc, budget, gap_tokens, selection, policy)
     return selection

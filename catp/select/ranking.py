@@ -17,17 +17,20 @@ def rank(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_P
     Density divides by the unit's tokens plus one gap marker, so crumbs do not win."""
     lead = unit_priors(doc, policy)
 
+    units, deleted = doc.units, doc.columns.deleted
+
     def key(i: int) -> tuple:
-        tokens = max(doc.units[i].tokens, 1) + gap_tokens
+        tokens = max(units[i].tokens, 1) + gap_tokens
         return (-value_of(doc, i, doc.scores.get(i, 0.0), policy.information_weight) * lead[i] / tokens, i)
 
-    return sorted((i for i in range(len(doc.units)) if not doc.unit_deleted[i]), key=key)
+    return sorted((i for i in range(len(units)) if not deleted[i]), key=key)
 
 
 def unit_density(doc: Document, gap_tokens: int = 0, policy: SelectionPolicy = DEFAULT_POLICY) -> list[float]:
     """Per unit, rank's value per token before any take (0 for deleted units)."""
     lead = unit_priors(doc, policy)
-    return [0.0 if doc.unit_deleted[i] else value_of(doc, i, doc.scores.get(i, 0.0), policy.information_weight)
+    deleted = doc.columns.deleted
+    return [0.0 if deleted[i] else value_of(doc, i, doc.scores.get(i, 0.0), policy.information_weight)
             * lead[i] / (max(u.tokens, 1) + gap_tokens) for i, u in enumerate(doc.units)]
 
 
@@ -49,11 +52,11 @@ def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covere
     favours starting runs and kept less CUAD gold (all 0.601 against 0.607 at 1/6, 30 Nov; e3c 0.317
     against 0.314)."""
     n = len(doc.units)
-    terms = doc.unit_term_sets or None
+    terms = doc.columns.term_sets or None
     term_weight = doc.term_weight.__getitem__
     info_weight = policy.information_weight
-    facts = doc.unit_value
-    boost = [b / 100.0 for b in doc.unit_boost]
+    facts = doc.columns.value
+    boost = [b / 100.0 for b in doc.columns.boost]
     lead = unit_priors(doc, policy)
     tokens = [max(u.tokens, 1) for u in doc.units]
     scores = [doc.scores.get(i, 0.0) for i in range(n)]

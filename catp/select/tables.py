@@ -15,14 +15,14 @@ def table_intros(doc: Document, max_tokens: int) -> set[int]:
     lines hold 3-4 gold items per 100 tokens (most of them whole evidence paragraphs), as many as a
     table's first rows; longer ones 1-1.5, like other prose."""
     table_rules = {s.rule_id for s in doc.spans if s.category == "table"}
-    units, text = doc.units, doc.text
+    units, text, rules = doc.units, doc.text, doc.columns.rules
     out: set[int] = set()
     line: list[int] = []  # the units of the current line
     for i in range(len(units) + 1):
         if i == len(units) or (line and "\n" in text[units[i - 1].end : units[i].start]):
             if sum(units[j].tokens for j in line) <= max_tokens:
                 out.update(j for j in line if units[j].kind is not UnitKind.TABLE_ROW
-                           and not table_rules.isdisjoint(doc.unit_rules[j]))
+                           and not table_rules.isdisjoint(rules[j]))
             line = []
         line.append(i)
     return out

@@ -41,7 +41,7 @@ def distinct_facts(doc: Document, exponent: float) -> tuple[list[float], list[li
         for _ in range(span.matches):  # each match of the rule on the range, as annotate counts them
             holders[f].append(u)
             spans.append((u, f, fact_weight(span.priority)))
-    facts = list(doc.unit_value)
+    facts = list(doc.columns.value)
     held: list[list[tuple[int, float]]] = [[] for _ in doc.units]
     for u, f, weight in spans:
         counted = weight * len(holders[f]) ** exponent
@@ -52,4 +52,5 @@ def distinct_facts(doc: Document, exponent: float) -> tuple[list[float], list[li
 
 def value_of(doc: Document, i: int, score: float, information_weight: float) -> float:
     """facts (rules) + information_weight x information (scorer) + boost"""
-    return doc.unit_value[i] + information_weight * score + doc.unit_boost[i] / 100.0
+    columns = doc.columns
+    return columns.value[i] + information_weight * score + columns.boost[i] / 100.0
