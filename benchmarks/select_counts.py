@@ -5,7 +5,7 @@ benchmark kind (issue 25, point 14: which part of select is not linear).
     python benchmarks/select_counts.py zh --profile     # plus cProfile's top functions at each size
 
 Each document is analysed by Pruner.analyse(text, ratio="1/6") and then selected once, with counting
-wrappers around make_density's function and _Aside's after_take and unfit_of.
+wrappers around make_density's function and Aside's after_take and unfit_of.
 """
 
 import argparse
@@ -32,19 +32,19 @@ def counting_make(*a, **k):
     wrapped.keys, wrapped.took = d.keys, d.took
     return wrapped
 greedy.make_density = counting_make
-orig_after = greedy._Aside.after_take
+orig_after = greedy.Aside.after_take
 def after(self, near, first, spent):
     if self.taker.first != first:
         counts["first_moves"] = counts.get("first_moves", 0) + 1
         counts["by_cost_scanned"] = counts.get("by_cost_scanned", 0) + len(self.by_cost)
     return orig_after(self, near, first, spent)
-greedy._Aside.after_take = after
-orig_unfit = greedy._Aside.unfit_of
+greedy.Aside.after_take = after
+orig_unfit = greedy.Aside.unfit_of
 def unfit(self, heap):
     counts["settles"] = counts.get("settles", 0) + 1
     counts["settle_entries"] = counts.get("settle_entries", 0) + len(heap)
     return orig_unfit(self, heap)
-greedy._Aside.unfit_of = unfit
+greedy.Aside.unfit_of = unfit
 
 ap = argparse.ArgumentParser()
 ap.add_argument("kind", choices=[*corpora.SETS, *corpora.SYNTHETIC])

@@ -14,19 +14,13 @@ from catp.arguments import check_encoding, check_max_bytes
 from catp.config import DEFAULTS
 from catp.errors import InputError
 from catp.formats import HTML, READS, TEXT, extract, html_text, sniff
+from catp.surrogates import LONE_SURROGATE, has_lone_surrogates  # noqa: F401 (has_lone_surrogates: re-exported)
 
 DEFAULT_MAX_BYTES = DEFAULTS.max_bytes
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 # Chinese legacy encodings: GB18030 is a superset of GBK and GB2312.
 _ALIASES = {"gb2312": "gb18030", "gbk": "gb18030", "cp936": "gb18030", "ascii": "utf-8"}
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def has_lone_surrogates(text: str) -> bool:
-    """A str can hold lone surrogates (bytes that were not UTF-8 on the command line, a YAML "\\ud800"
-    escape); tokenizers and JSON cannot take them."""
-    return _LONE_SURROGATE.search(text) is not None
 
 
 class Decoded(NamedTuple):
@@ -70,7 +64,7 @@ def decode_input(data: bytes, *, encoding: str | None = None, max_bytes: int = D
             text, used = _clean(data.decode(encoding), source, nul_check=False), encoding
         except (LookupError, UnicodeDecodeError) as exc:
             raise InputError(f"{source}: cannot decode as {encoding}: {exc}") from exc
-        text, lone = _LONE_SURROGATE.subn("\ufffd", text)  # utf-7 or unicode_escape can name them; no tokenizer takes them
+        text, lone = LONE_SURROGATE.subn("\ufffd", text)  # utf-7 or unicode_escape can name them; no tokenizer takes them
         if lone:
             notes.append(f"{source}: decoding as {encoding} gave {lone} lone surrogate{'s' if lone != 1 else ''} "
                          "(not valid Unicode), each made U+FFFD")

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from catp import engine
+from catp.config import DEFAULTS
 from catp.arguments import check_encoding, check_pruner_arguments, positive_timeout
 from catp.cost import MarkerMerge, cost_units
 from catp.decode import DEFAULT_MAX_BYTES, Decoded, decode_input, has_lone_surrogates, read_input
@@ -19,7 +20,8 @@ from catp.engine import AnalysisCache, StageHook, empty_output_warning, parse_ra
 from catp.errors import CatpError, InputError
 from catp.result import PruneResult
 from catp.rules.guard import pruning
-from catp.rules.loader import LoadedRuleSet, load_rule_files, resolve, rule_files
+from catp.rules.loader import LoadedRuleSet, load_rule_files, rule_files
+from catp.rules.catalog import resolve
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import SelectionPolicy, merged_policy
 from catp.scoring.base import Scorer
@@ -29,7 +31,7 @@ from catp.tokens import TokenCounter, load_token_counter
 __all__ = ["DEFAULT_GAP_MARKER", "Pruner", "clear_prune_cache", "cost_units", "empty_output_warning", "parse_ratio",
            "prune", "prune_cache_size", "with_input"]
 
-DEFAULT_GAP_MARKER = " … "
+DEFAULT_GAP_MARKER = DEFAULTS.gap_marker
 
 
 class Pruner:
@@ -51,7 +53,7 @@ class Pruner:
     Raises RuleError (bad rule file or domain), TokenizerError, ModelError or CatpError (bad scorer,
     gap marker or cue window); every error is a `catp.errors.CatpError`.
 
-    Per call, `domain=` overrides the Pruner's own (None or "auto": the Pruner's), so one Pruner (one LM)
+    Per call, `domain=` overrides the Pruner's own (None: the Pruner's; "auto": detected), so one Pruner (one LM)
     serves every domain; `on_stage(name, seconds)` is told each stage's time (the stages: `catp.engine`).
 
     Threads: one Pruner may serve `prune` and `analyse` from many threads at once, with the results a lone
@@ -62,10 +64,12 @@ class Pruner:
     multiprocessing pools, Ray) with its rules, tokenizer and scorer, without its cache of analysed texts.
     """
 
-    def __init__(self, domain: str | None = None, rules: str | Path | list[str | Path] | tuple = (),
-                 tokenizer: str | TokenCounter | None = None, scorer: str | Scorer | None = "lexical",
-                 gap_marker: str = DEFAULT_GAP_MARKER, *, cue_window_tokens: int | None = None,
-                 regex_timeout: float = 2.0, question_share: float = 0.8, scorer_options: dict | None = None) -> None:
+    def __init__(self, domain: str | None = DEFAULTS.domain,
+                 rules: str | Path | list[str | Path] | tuple = DEFAULTS.rules,
+                 tokenizer: str | TokenCounter | None = DEFAULTS.tokenizer, scorer: str | Scorer | None = DEFAULTS.scorer,
+                 gap_marker: str = DEFAULTS.gap_marker, *, cue_window_tokens: int | None = DEFAULTS.cue_window_tokens,
+                 regex_timeout: float = DEFAULTS.regex_timeout, question_share: float = DEFAULTS.question_share,
+                 scorer_options: dict | None = DEFAULTS.scorer_options) -> None:
         check_pruner_arguments(domain=domain, rules=rules, tokenizer=tokenizer, scorer=scorer,
                                cue_window_tokens=cue_window_tokens, question_share=question_share,
                                scorer_options=scorer_options)
@@ -114,10 +118,12 @@ class Pruner:
         return self._policies[key]
 
     def call_domain(self, domain: str | None) -> str | None:
-        """The domain a call prunes with: `domain`, or the Pruner's own for None or "auto" (None: detected per
-        text). Raises RuleError for a domain no rule set names."""
-        if domain in (None, "auto"):
+        """The domain a call prunes with: the Pruner's own for None, detected per text for "auto" (returned as
+        None), else `domain`. Raises RuleError for a domain no rule set names."""
+        if domain is None:
             return self.domain
+        if domain == "auto":
+            return None
         if not isinstance(domain, str):
             raise CatpError(f"domain must be a str (legal, finance, medical, general, auto) or None, got {domain!r}")
         self.registry(domain)  # fail fast on a bad domain
@@ -148,7 +154,7 @@ class Pruner:
         """Prune `text` to `budget` tokens, or to `ratio` of its tokens ("1/6", 0.25): give one of them.
 
         With a `question`, the text most relevant to it is kept first. `encoding` is only reported in
-        the stats. `domain` overrides the Pruner's for this call (None or "auto": the Pruner's). `on_stage`
+        the stats. `domain` overrides the Pruner's for this call (None: the Pruner's; "auto": detected). `on_stage`
         is called with each stage's name and seconds. Returns a PruneResult: the extract (`text`), the kept
         spans with the rules that kept them, the protected spans the budget forced out, and stats. The output
         never exceeds the budget. Raises InputError (text not a non-empty str) or BudgetError (no budget,

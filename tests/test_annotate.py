@@ -8,7 +8,8 @@ import pytest
 
 from catp.annotate import annotate, fact_weight
 from catp.document import Action, Analysis
-from catp.rules.loader import load_text, resolve
+from catp.rules.loader import load_text
+from catp.rules.catalog import resolve
 from catp.rules.registry import RuleRegistry
 from catp.segment import segment
 from catp.tokens import load_token_counter

@@ -95,7 +95,6 @@ def test_the_integrations_default_to_the_config():
     assert list(inspect.signature(DocumentsPruner).parameters["rules"].default) == []
 
 
-@pytest.mark.xfail(strict=True, reason="wired at merge")
 def test_the_pruner_defaults_come_from_the_config():
     """Pruner.__init__'s defaults are DEFAULTS' own objects, and the gap marker is written in catp/config.py only."""
     from catp.pipeline import Pruner

@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 
 from catp.document import Analysis
 from catp.rules import pos
-from catp.rules.loader import resolve
+from catp.rules.catalog import resolve
 from catp.rules.schema import PosToken
-from catp.scoring.lexical import _STOP, _TERMS, index_terms, unit_terms
+from catp.scoring.lexical import STOP_WORDS, TERMS, index_terms, unit_terms
 from catp.segment import segment
-from catp.tokens import _safe_chunks, load_token_counter
+from catp.tokens import safe_chunks, load_token_counter
 
 ROOT = Path(__file__).resolve().parents[1]
 TRICKY = [
@@ -48,7 +48,7 @@ def qwen():
 
 
 def one_encode(counter, text: str) -> list[int]:
-    return [s for s, _ in counter._tok.encode(text, add_special_tokens=False).offsets]
+    return [s for s, _ in counter.tokenizer.encode(text, add_special_tokens=False).offsets]
 
 
 @pytest.mark.parametrize("chunk", [7, 64, 1000])
@@ -63,7 +63,7 @@ def test_token_starts_from_ids_are_used_for_nfc_text(qwen, monkeypatch):
     def no_offsets(*args, **kwargs):
         raise AssertionError("offsets asked for")
 
-    monkeypatch.setattr(qwen._tok, "encode_batch", no_offsets, raising=False)
+    monkeypatch.setattr(qwen.tokenizer, "encode_batch", no_offsets, raising=False)
     assert qwen.token_starts(text, chunk_chars=3_000) == one_encode(qwen, text)
 
 
@@ -90,8 +90,8 @@ class _BatchSpy:
 def test_default_chunks_of_a_long_text_equal_one_encode(qwen, monkeypatch):
     text = "\n".join(real_texts("cuad", 6, 60_000))
     assert len(text) > 100_000  # several chunks
-    spy = _BatchSpy(qwen._tok)
-    monkeypatch.setattr(qwen, "_tok", spy)
+    spy = _BatchSpy(qwen.tokenizer)
+    monkeypatch.setattr(qwen, "tokenizer", spy)
     assert qwen.token_starts(text) == one_encode(qwen, text)
     assert spy.batches[0] >= 2
 
@@ -101,17 +101,17 @@ def test_chunks_are_encoded_a_few_at_a_time(qwen, monkeypatch):
     import os
 
     text = "\n".join(real_texts("cail2019_cjrc", 4, 60_000))
-    spy = _BatchSpy(qwen._tok)
-    monkeypatch.setattr(qwen, "_tok", spy)
+    spy = _BatchSpy(qwen.tokenizer)
+    monkeypatch.setattr(qwen, "tokenizer", spy)
     assert qwen.token_starts(text, chunk_chars=500) == one_encode(qwen, text)
     batch = max(16, 2 * (os.cpu_count() or 1))
-    assert sum(spy.batches) == len(_safe_chunks(text, 500)) > batch
+    assert sum(spy.batches) == len(safe_chunks(text, 500)) > batch
     assert max(spy.batches) == batch
 
 
 def test_safe_chunks_tile_the_text():
     text = TRICKY[0] + TRICKY[1] + TRICKY[2]
-    pieces = _safe_chunks(text, 100)
+    pieces = safe_chunks(text, 100)
     assert pieces[0][0] == 0 and pieces[-1][1] == len(text)
     assert all(a < b for a, b in pieces) and all(p[1] == q[0] for p, q in zip(pieces, pieces[1:]))
 
@@ -124,7 +124,7 @@ def test_other_tokenizers_are_encoded_whole():
     tok = Tokenizer(models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     counter = TokenCounter(tok, "word-level")
-    assert not counter._chunkable()
+    assert not counter.chunkable()
     assert counter.token_starts("a b " * 30_000, chunk_chars=100) == one_encode(counter, "a b " * 30_000)
 
 
@@ -145,33 +145,33 @@ def test_zh_pos_pieces_match_like_whole_sentences():
     texts += ["".join(ch for ch in texts[0] if "\u4e00" <= ch <= "\u9fff")]  # no punctuation at all
     rules = {r.id: r for r in _rules("zh")}.values()
     assert rules
-    posseg = pos._jieba_posseg()
+    posseg = pos.jieba_posseg()
     found = 0
     for rule in rules:
         for text, a, b in _windows(texts, 700):
-            plain = list(pos._scan(rule.tokens, pos._tokens(posseg.cut(text[a:b], HMM=True), a)))
+            plain = list(pos.scan_tokens(rule.tokens, pos.tagged_tokens(posseg.cut(text[a:b], HMM=True), a)))
             assert list(pos.match(rule, text, a, b, "zh", {})) == plain, (rule.id, a)
             found += len(plain)
     assert found > 50
 
 
 def jieba_route_ends(block: str) -> list[int]:
-    tokenizer = pos._jieba_posseg().dt.tokenizer
+    tokenizer = pos.jieba_posseg().dt.tokenizer
     route: dict = {}
     tokenizer.calc(block, tokenizer.get_DAG(block), route)
     return [route[x][1] for x in range(len(block))]
 
 
 def test_zh_route_ends_equal_jiebas_dag_and_calc():
-    assert pos._jieba_route_ok()
-    posseg = pos._jieba_posseg()
+    assert pos.jieba_route_ok()
+    posseg = pos.jieba_posseg()
     texts = real_texts("cail2019_cjrc", 3, 20_000) + real_texts("ccks2017_cner", 3, 20_000)
     blocks = [b for t in texts for b in posseg.re_han_internal.split(t) if b and posseg.re_han_internal.match(b)]
     blocks += ["龘靐齉", "一二三四五六七八九十" * 3, "abc123", "中华人民共和国最高人民法院", "行行行行"]
     assert len(blocks) > 1000
     word_logp: dict = {}  # shared by all blocks, as one document's cache shares it
     for block in blocks:
-        assert pos._route_ends(block) == jieba_route_ends(block) == pos._route_ends(block, word_logp), block
+        assert pos.route_ends(block) == jieba_route_ends(block) == pos.route_ends(block, word_logp), block
 
 
 def test_en_pos_windows_match_like_whole_sentences():
@@ -183,7 +183,7 @@ def test_en_pos_windows_match_like_whole_sentences():
     found = 0
     for rule in rules:
         for text, a, b in _windows(texts, 500):
-            plain = list(pos._leftmost(pos._en_spans(rule, text[a:b], 0), a))
+            plain = list(pos.leftmost(pos.en_spans(rule, text[a:b], 0), a))
             assert list(pos.match(rule, text, a, b, "en", {})) == plain, (rule.id, a)
             found += len(plain)
     assert found > 20
@@ -218,10 +218,10 @@ def test_spacy_for_en_rules_does_not_load_torch():
 
 def _plain_unit_terms(text: str) -> list[str]:
     terms: list[str] = []
-    for tok in _TERMS.findall(text.lower()):
+    for tok in TERMS.findall(text.lower()):
         if tok[0] >= "\u3400":
             terms.extend([tok] if len(tok) == 1 else [tok[i : i + 2] for i in range(len(tok) - 1)])
-        elif tok not in _STOP:
+        elif tok not in STOP_WORDS:
             terms.append(tok)
     return terms
 
@@ -287,7 +287,7 @@ def _plain_merge_short(text: str, pieces, minimum: int):
 @given(st.lists(st.tuples(st.text(alphabet="ab甲 \n\u3000", max_size=6), st.booleans()), max_size=12),
        st.integers(0, 6))
 def test_segment_merge_short_counts_visible_characters_once(parts, minimum):
-    """_merge_short adds up the visible characters of merged pieces instead of counting them again."""
+    """merge_short adds up the visible characters of merged pieces instead of counting them again."""
     from catp.segment.splitter import default_segmenter
 
     text, pieces = "", []
@@ -298,7 +298,7 @@ def test_segment_merge_short_counts_visible_characters_once(parts, minimum):
     old = seg.config.min_clause_chars
     try:
         object.__setattr__(seg.config, "min_clause_chars", minimum)
-        assert seg._merge_short(text, pieces) == _plain_merge_short(text, pieces, minimum)
+        assert seg.merge_short(text, pieces) == _plain_merge_short(text, pieces, minimum)
     finally:
         object.__setattr__(seg.config, "min_clause_chars", old)
 

@@ -24,7 +24,8 @@ from catp.detect import detect_langs
 from catp.document import Analysis
 from catp.rules.check import anchor_problems
 from catp.rules.context import MatchContext
-from catp.rules.loader import BUILTIN_DOMAINS, load_text, resolve
+from catp.rules.loader import BUILTIN_DOMAINS, load_text
+from catp.rules.catalog import resolve
 from catp.rules.prefilter import AnchorIndex, anchors_cover, barriers, fold_anchor, window_widths, windows
 from catp.rules.registry import RuleRegistry
 from catp.segment import segment

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from catp.errors import CatpError, RuleError
 from catp.rules import loader
-from catp.rules.catalog import CATALOG, RuleCatalog, read_detect_keywords, register_kind, unregister_kind
+from catp.rules.catalog import CATALOG, RuleCatalog, resolve, read_detect_keywords, register_kind, unregister_kind
 from catp.rules.loader import BUILTIN_DOMAINS, builtin_path, load_file, load_text
 from catp.rules.matchers import Matcher
 from catp.rules.schema import RuleBase
@@ -28,14 +28,14 @@ CONTRACT = (ROOT / "examples" / "contract_en.txt").read_text(encoding="utf-8")
 def count_builtin_parses(monkeypatch) -> dict[str, int]:
     """YAML parses (each followed by validation) of each built-in file, by name."""
     texts = {builtin_path(n).read_text(encoding="utf-8"): n for n in ("common", *BUILTIN_DOMAINS)}
-    real, counts = loader._parse, dict.fromkeys(("common", *BUILTIN_DOMAINS), 0)
+    real, counts = loader.parse_yaml, dict.fromkeys(("common", *BUILTIN_DOMAINS), 0)
 
     def counting(text: str):
         if text in texts:
             counts[texts[text]] += 1
         return real(text)
 
-    monkeypatch.setattr(loader, "_parse", counting)
+    monkeypatch.setattr(loader, "parse_yaml", counting)
     return counts
 
 
@@ -94,7 +94,7 @@ def test_compose_checks_user_ids_and_unknown_domains(tmp_path):
     assert info.value.path == str(clash) and info.value.line == 3 and info.value.rule_id == common_id
     with pytest.raises(CatpError, match="unknown domain 'astrology'"):
         CATALOG.compose("astrology")
-    assert CATALOG.compose("general") == loader.resolve("general", ())  # the loader's front: the same
+    assert CATALOG.compose("general") == resolve("general", ())  # the front: the same
 
 
 def test_register_kind_refuses_a_model_or_matcher_that_does_not_fit():

@@ -12,7 +12,8 @@ import pytest
 
 from catp.errors import CatpError, RuleError
 from catp.rules import schema as schema_module
-from catp.rules.loader import BUILTIN_DOMAINS, builtin_rules_dir, load_file, load_text, resolve
+from catp.rules.loader import BUILTIN_DOMAINS, builtin_rules_dir, load_file, load_text
+from catp.rules.catalog import resolve
 from catp.rules.registry import RuleRegistry
 from catp.rules.schema import RuleSet, json_schema
 
@@ -267,13 +268,13 @@ def count_parses(monkeypatch, rule_file: Path) -> list[int]:
     """A one-item list counting the YAML parses (each followed by validation) of `rule_file`'s text."""
     from catp.rules import loader
 
-    raw, real, count = rule_file.read_text(encoding="utf-8"), loader._parse, [0]
+    raw, real, count = rule_file.read_text(encoding="utf-8"), loader.parse_yaml, [0]
 
     def counting(text: str):
         count[0] += text == raw
         return real(text)
 
-    monkeypatch.setattr(loader, "_parse", counting)
+    monkeypatch.setattr(loader, "parse_yaml", counting)
     return count
 
 

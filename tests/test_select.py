@@ -248,13 +248,13 @@ def test_a_tables_lead_goes_to_its_data_rows_not_its_headers():
 
 
 def test_a_row_of_amounts_with_no_label_is_data_not_a_header():
-    from catp.select.tables import _header_row
+    from catp.select.tables import header_row
 
     headers = [" | 2019 | 2018", " | May 26, 2019 | ", "Current liabilities |  | ", " |  | (in thousands) |",
                " | 2019 (1) | 2018 | %Chg"]
     data = [" | $12,455 | $18,418", " | 336 | 2,523", " | 204.9 | (3.1)", "Revenue | 1,200 | 1,100"]
-    assert [_header_row(r) for r in headers] == [True] * len(headers)
-    assert [_header_row(r) for r in data] == [False] * len(data)
+    assert [header_row(r) for r in headers] == [True] * len(headers)
+    assert [header_row(r) for r in data] == [False] * len(data)
 
 
 def test_a_longer_tables_last_data_row_weighs_more():
@@ -279,11 +279,11 @@ def test_a_longer_tables_last_data_row_weighs_more():
 def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead
-    from catp.select.tables import _word_row
+    from catp.select.tables import word_row
 
     rows = ["Revenue | 1,200 | 1,100", "Leigh R Fox | 47 | Chief Financial Officer", "Vested | 20 | April 30, 2019",
             "Costs | (300) | 12.5%"]
-    assert [_word_row(r) for r in rows] == [False, True, True, False]
+    assert [word_row(r) for r in rows] == [False, True, True, False]
     doc = _table_doc(rows)
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 4  # off by default
@@ -296,11 +296,11 @@ def test_a_data_row_with_words_in_its_cells_weighs_table_word_row_weight():
 def test_a_data_row_with_a_blank_cell_weighs_table_blank_row_weight():
     from catp.rules.schema import SelectionPolicy
     from catp.select import section_lead
-    from catp.select.tables import _blank_row
+    from catp.select.tables import blank_row
 
     rows = ["Revenue | 1,200 | 1,100", "Unremitted earnings | — | 2,127", "Percentage of revenue | 12.7% |  | ",
             "Warrants | n/a | $ 504", "Costs | (300) | -4"]
-    assert [_blank_row(r) for r in rows] == [False, True, True, True, False]
+    assert [blank_row(r) for r in rows] == [False, True, True, True, False]
     doc = _table_doc(rows)
     flat = {"lead_weight": 0.0, "doc_lead_weight": 0.0}
     assert section_lead(doc, SelectionPolicy(**flat)) == [1.0] * 5  # off by default
@@ -512,7 +512,7 @@ def test_fill_by_value_is_greedy_with_and_without_setting_units_aside(monkeypatc
         doc = _random_doc(rng)
         budget, gap = rng.randint(0, 60), rng.randint(0, 3)
         for settle in (rng.choice([1, 2, 3]), -1):
-            monkeypatch.setattr(greedy, "_SETTLE_AFTER", settle)
+            monkeypatch.setattr(greedy, "SETTLE_AFTER", settle)
             sel = select(doc, budget, gap)
             assert _greedy_faults(doc, budget, gap, sel) == [], (settle, budget, gap)
             assert sel.estimated_tokens == estimate(doc, sel.kept, gap) <= max(budget, 0)
@@ -527,9 +527,9 @@ def test_setting_unfit_units_aside_rarely_changes_the_choice(monkeypatch):
     for _ in range(1000):
         doc = _random_doc(rng)
         budget, gap = rng.randint(0, 60), rng.randint(0, 3)
-        monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
+        monkeypatch.setattr(greedy, "SETTLE_AFTER", 1)
         early = select(doc, budget, gap).kept
-        monkeypatch.setattr(greedy, "_SETTLE_AFTER", -1)
+        monkeypatch.setattr(greedy, "SETTLE_AFTER", -1)
         same += early == select(doc, budget, gap).kept
     assert same >= 900, same
 
@@ -537,10 +537,10 @@ def test_setting_unfit_units_aside_rarely_changes_the_choice(monkeypatch):
 def test_setting_aside_happens_and_keeps_the_output(monkeypatch):
     """The early set-aside does drop units from the heap on a full budget, with the same result here."""
     doc = make_doc([5, 5, 1, 9, 9, 9, 9], scores={0: 5.0, 1: 4.0, 2: 0.1, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0})
-    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
+    monkeypatch.setattr(greedy, "SETTLE_AFTER", 1)
     calls = []
-    unfit_of = greedy._Aside.unfit_of
-    monkeypatch.setattr(greedy._Aside, "unfit_of", lambda self, heap: calls.append(len(heap)) or unfit_of(self, heap))
+    unfit_of = greedy.Aside.unfit_of
+    monkeypatch.setattr(greedy.Aside, "unfit_of", lambda self, heap: calls.append(len(heap)) or unfit_of(self, heap))
     sel = select(doc, 11, 0)
     assert sel.kept == [True, True, True, False, False, False, False] and sel.added[-1] == 2
     assert calls
@@ -549,7 +549,7 @@ def test_setting_aside_happens_and_keeps_the_output(monkeypatch):
 def test_fill_by_value_goes_on_when_the_last_fitting_unit_frees_another(monkeypatch):
     """Taking the only unit that fits (1 token next to a kept run) makes its 0-token neighbour fit (it
     now extends the run)."""
-    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
+    monkeypatch.setattr(greedy, "SETTLE_AFTER", 1)
     doc = make_doc([4, 1, 0, 9], scores={0: 5.0, 1: 0.1, 2: 0.05, 3: 3.0})
     sel = select(doc, 5, 2)
     assert (sel.kept, sel.added, sel.estimated_tokens) == ([True, True, True, False], [0, 1, 2], 5)
@@ -557,7 +557,7 @@ def test_fill_by_value_goes_on_when_the_last_fitting_unit_frees_another(monkeypa
 
 def test_fill_by_value_goes_on_when_two_units_fit(monkeypatch):
     """Two units fit, but not both: the denser is taken."""
-    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 1)
+    monkeypatch.setattr(greedy, "SETTLE_AFTER", 1)
     doc = make_doc([1, 4, 1, 9], scores={0: 0.1, 1: 5.0, 2: 2.0, 3: 3.0})
     sel = select(doc, 5, 2)
     assert (sel.kept, sel.added, sel.estimated_tokens) == ([False, True, True, False], [1, 2], 5)
@@ -581,7 +581,7 @@ def test_a_group_set_aside_comes_back_when_another_members_neighbour_is_taken(mo
     doc.columns.term_sets = [frozenset(t) for t in terms]
     doc.analysis.term_weight = {t: math.log(1 + len(terms) / sum(t in ts for ts in terms)) for ts in terms for t in ts}
     doc.analysis.text = "".join(f"w{k:04d}     " for k in (0, 0, 12, 10, 0, 0, 10, 2, 8, 15, 0, 1, 2, 13, 1, 3))
-    monkeypatch.setattr(greedy, "_SETTLE_AFTER", 2)
+    monkeypatch.setattr(greedy, "SETTLE_AFTER", 2)
     sel = select(doc, 13, 3)
     assert _greedy_faults(doc, 13, 3, sel) == []
     assert sel.kept[11] and sel.kept[14]

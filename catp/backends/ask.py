@@ -139,7 +139,8 @@ def _ask(backend: Backend, text: str, question: str, *, started: float, domain, 
     tmpl = template if isinstance(template, PromptTemplate) else load_templates(template)[lang]
 
     if pruner is None:
-        from catp.rules.loader import load_rule_files, resolve
+        from catp.rules.loader import load_rule_files
+        from catp.rules.catalog import resolve
 
         rules = load_rule_files(rules)  # parsed once, here; the Pruner takes them as they are
         resolve(domain, rules)  # a bad domain or rule file fails here, before any request

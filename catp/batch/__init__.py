@@ -14,7 +14,7 @@ and a document that cannot be read or pruned gives an error row instead (`text`,
 
     options   BatchOptions (what every worker's Pruner is built with), BatchSummary
     readers   inputs -> Items: folders, text files, JSONL lines, Parquet rows; ids, per-row overrides
-    worker    Worker: one Item -> one row (a Pruner per domain, `Worker.pruner_for`); the --setup hook
+    worker    Worker: one Item -> one row (one Pruner for every domain, `Worker.pruner`); the --setup hook
     output    JSONL and Parquet writers, the lock on the output, `resume` (the ids already written)
     pool      the local engine: this process, or a process pool that survives a dying worker
     ray       the Ray engine: Ray Data actors calling the same `Worker.prune` (so the rows are identical)

@@ -21,28 +21,26 @@ ROW_KEYS = ("id", "text", "kept", "stats", "warnings", "error")
 
 
 class Worker:
-    """Prunes Items into rows. Holds one Pruner per domain (`pruner_for`), built on first use, so rules,
-    tokenizer and taggers load once per worker, never per document."""
+    """Prunes Items into rows with one Pruner (`pruner`), built on first use, so rules, tokenizer, taggers and a
+    model scorer load once per worker, never per document or per domain."""
 
     def __init__(self, options: BatchOptions, pooled: bool = False):
         if pooled:  # one document per core already: no tokenizer threads on top (a user's setting wins)
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.options = options
-        self.pruners: dict = {}
-        self.rules: list | None = None  # the rule files, loaded once for every domain's Pruner
+        self._pruner = None
         if options.setup:
             resolve_setup(options.setup)()
 
-    def pruner_for(self, domain: str):
-        """This worker's Pruner for `domain` (the one place Pruners are built and cached)."""
-        if domain not in self.pruners:
+    def pruner(self):
+        """This worker's Pruner, built on first use: one for every domain (a document's domain is given per call),
+        so the rules, the tokenizer and a model scorer load once."""
+        if self._pruner is None:
             o = self.options
-            if self.rules is None:  # run_batch hands them loaded; a path given here is read once (else error rows)
-                self.rules = load_rule_files(o.rules)
-            self.pruners[domain] = Pruner(domain=domain, rules=self.rules, tokenizer=o.tokenizer, scorer=o.scorer,
-                                          gap_marker=o.gap_marker, cue_window_tokens=o.cue_window_tokens,
-                                          scorer_options=o.scorer_options or None)
-        return self.pruners[domain]
+            self._pruner = Pruner(domain=o.domain, rules=load_rule_files(o.rules), tokenizer=o.tokenizer,
+                                  scorer=o.scorer, gap_marker=o.gap_marker, cue_window_tokens=o.cue_window_tokens,
+                                  scorer_options=o.scorer_options or None)
+        return self._pruner
 
     def prune(self, item: Item) -> dict:
         """One row for one item; never raises for a bad document."""
@@ -58,8 +56,8 @@ class Worker:
             ov = item.overrides
             budget, ratio = (ov.get("budget"), ov.get("ratio")) if ("budget" in ov or "ratio" in ov) \
                 else (o.budget, o.ratio)
-            result = self.pruner_for(str(ov.get("domain") or o.domain)).prune(
-                text, budget=budget, ratio=ratio, question=ov.get("question", o.question), encoding=encoding)
+            result = self.pruner().prune(text, budget=budget, ratio=ratio, question=ov.get("question", o.question),
+                                         encoding=encoding, domain=ov.get("domain"))
         except CatpError as exc:  # a record's error names its line or row, as its reading errors do
             return error_row(item.id, f"{item.where}: {exc}" if item.where else str(exc))
         except MemoryError:

@@ -32,7 +32,8 @@ def serve_command(
 ) -> None:
     """Serve the OpenAI API on HOST:PORT in front of UPSTREAM, pruning every prompt too long for it."""
     from catp.commands.budget import check_timeouts
-    from catp.rules.loader import load_rule_files, resolve
+    from catp.rules.loader import load_rule_files
+    from catp.rules.catalog import resolve
 
     check_timeouts(connect_timeout, read_timeout)
     key = None

@@ -6,7 +6,7 @@
   detecting a domain validates no rule set that is not used,
 - and adds rule kinds: `register_kind(name, model, matcher)` extends the schema and the matchers together.
 
-`CATALOG` is the process's catalog; `catp.rules.loader.resolve` and `catp.detect.detect_domain` are fronts over it.
+`CATALOG` is the process's catalog; `resolve` (below) and `catp.detect.detect_domain` are fronts over it.
 """
 
 from __future__ import annotations
@@ -203,3 +203,8 @@ BUILTIN_KINDS = frozenset(schema.KINDS)
 CATALOG = RuleCatalog()
 
 __all__ = ["BUILTIN_KINDS", "CATALOG", "RuleCatalog", "read_detect_keywords", "register_kind", "unregister_kind"]
+
+
+def resolve(domain: str | None, extra: list | tuple = ()) -> list[LoadedRuleSet]:
+    """common.yaml, then the domain's built-in set, then the user's files (`CATALOG.compose`)."""
+    return CATALOG.compose(domain, extra)

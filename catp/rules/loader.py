@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from catp.decode import has_lone_surrogates
+from catp.surrogates import has_lone_surrogates
 from catp.errors import RuleError
 from catp.rules.schema import RuleSet, validate_ruleset
 
@@ -52,7 +52,7 @@ def load_file(path: str | Path) -> LoadedRuleSet:
 
 def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
     try:
-        root, data = _parse(raw)
+        root, data = parse_yaml(raw)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -92,7 +92,7 @@ def load_text(raw: str, path: str = "<rules>") -> LoadedRuleSet:
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _parse(raw: str):
+def parse_yaml(raw: str):
     """The document's node tree (for line numbers) and its data, from one parse."""
     loader = _SAFE_LOADER(raw)
     try:
@@ -178,14 +178,6 @@ def rule_files(rules) -> list:
 def load_rule_files(rules) -> list[LoadedRuleSet]:
     """The rule files loaded (parsed and validated); files already loaded stay as they are, not read again."""
     return [f if isinstance(f, LoadedRuleSet) else load_file(f) for f in rule_files(rules)]
-
-
-def resolve(domain: str | None, extra: list[str | Path | LoadedRuleSet] | tuple = ()) -> list[LoadedRuleSet]:
-    """common.yaml, then the domain's built-in set, then the user's files: `catp.rules.catalog.CATALOG.compose`
-    (the built-in sets parsed once per process). Kept for the code that calls it."""
-    from catp.rules.catalog import CATALOG  # the catalog builds on this module
-
-    return CATALOG.compose(domain, extra)
 
 
 def check_unique_ids(loaded: list[LoadedRuleSet]) -> None:

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from catp.errors import ModelError
-from catp.scoring.model_source import read_manifest, verify_manifest
+from catp.scoring.manifest import read_manifest, verify_manifest
 from catp.tokens import sha256_file
 
 MANIFEST = "SHA256SUMS"

@@ -18,19 +18,19 @@ import regex
 
 from catp.document import Analysis, Document
 
-_TERMS = regex.compile(r"[a-z][a-z0-9'\-]+|\d[\d.,]*|\p{Han}+")
-_STOP = frozenset(
+TERMS = regex.compile(r"[a-z][a-z0-9'\-]+|\d[\d.,]*|\p{Han}+")
+STOP_WORDS = frozenset(
     "the a an and or of to in on for by with as at from that this is are be was were it its shall will may "
     "any all such other which who has have had not no been than into under upon".split()
 )
 
 
 def unit_terms(text: str) -> list[str]:
-    return _terms(_TERMS.findall(text.lower()))
+    return _terms(TERMS.findall(text.lower()))
 
 
 def _terms(tokens: list[str], canon: _Canon | None = None) -> list[str]:
-    """The terms of a unit's _TERMS tokens (found in lower-cased text), each as the one string `canon` holds
+    """The terms of a unit's TERMS tokens (found in lower-cased text), each as the one string `canon` holds
     for it when given."""
     terms: list[str] = []
     one = (lambda t: t) if canon is None else canon.__getitem__
@@ -41,7 +41,7 @@ def _terms(tokens: list[str], canon: _Canon | None = None) -> list[str]:
             else:
                 bigrams = map(operator.add, tok, tok[1:])  # tok[i] + tok[i + 1]: the bigrams in order
                 terms.extend(bigrams if canon is None else map(one, bigrams))
-        elif tok not in _STOP:
+        elif tok not in STOP_WORDS:
             terms.append(one(tok))
     return terms
 
@@ -69,7 +69,7 @@ def index_terms(doc: Analysis) -> None:
         # lower() maps each character on its own here but for the final sigma (σ or ς by context),
         # which no term holds.
         keys = [lowered[u.start : u.end] for u in doc.units]
-        findall, canon = _TERMS.findall, _Canon()
+        findall, canon = TERMS.findall, _Canon()
         by_text = {key: _terms(findall(key), canon) for key in dict.fromkeys(keys)}
         sets = {key: frozenset(ts) for key, ts in by_text.items()}
         columns.terms = [by_text[key] for key in keys]

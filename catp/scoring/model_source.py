@@ -21,15 +21,15 @@ import re
 from pathlib import Path
 
 from catp.errors import ModelError
-from catp.tokens import sha256_file
+from catp.scoring.gguf import gguf_folder
+from catp.scoring.manifest import LOADED_SUFFIXES, read_manifest, verify_manifest  # noqa: F401 (re-exported)
+from catp.tokens import sha256_file  # noqa: F401 (re-exported)
 
 DEFAULT_MODEL = "Qwen/Qwen1.5-0.5B"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 # files a loader reads; a manifest must cover each of these found in the folder
-LOADED_SUFFIXES = (".safetensors", ".json", ".model", ".tiktoken", ".txt", ".jinja")
 DOWNLOAD_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "*.jinja"]
 TOKENIZER_PATTERNS = ["*.json", "*.txt", "*.model", "*.tiktoken", "*.jinja"]
-_MANIFEST_LINE = re.compile(r"^([0-9a-fA-F]{64}) [ *](.+)$")
 _TRUE = {"1", "on", "yes", "true"}
 _HUB_ID = re.compile(r"^[A-Za-z0-9_-][\w.-]*(/[A-Za-z0-9_-][\w.-]*)?$")
 
@@ -59,8 +59,6 @@ def resolve_model(model: str, *, allow_download: bool | None = None, tokenizer_o
     if path.is_dir():
         return path
     if is_gguf(path):  # converted once, cached: a model folder
-        from catp.scoring.gguf import gguf_folder
-
         return gguf_folder(path)
     if path.exists():
         raise ModelError(f"scorer model {model} is a file, not a model folder")
@@ -110,62 +108,12 @@ def check_weights(folder: Path) -> list[Path]:
     return weights
 
 
-def read_manifest(manifest: str | Path) -> dict[str, str]:
-    """`relative path -> sha256` from a sha256sum-style file."""
-    mpath = Path(manifest).expanduser()
-    try:
-        text = mpath.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ModelError(f"cannot read sha256 manifest {mpath}: {_first_line(err)}") from None
-    out: dict[str, str] = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = _MANIFEST_LINE.match(line)
-        if not m:
-            raise ModelError(f"{mpath}:{n}: not a '<sha256>  <relative path>' line")
-        rel = m.group(2).strip()
-        if rel.startswith("./"):
-            rel = rel[2:]
-        if Path(rel).is_absolute() or ".." in Path(rel).parts:
-            raise ModelError(f"{mpath}:{n}: path {rel!r} must be relative to the model folder")
-        out[rel] = m.group(1).lower()
-    if not out:
-        raise ModelError(f"sha256 manifest {mpath} lists no files")
-    return out
-
-
-def verify_manifest(folder: Path, manifest: str | Path) -> list[str]:
-    """Check every listed file's sha256; every file a loader reads must be listed. Returns the names."""
-    listed = read_manifest(manifest)
-    root = folder.resolve()
-    for rel, digest in listed.items():
-        path = folder / rel
-        if not path.is_file():
-            raise ModelError(f"sha256 manifest {manifest}: {rel} is missing from {folder}")
-        if not path.resolve().is_relative_to(root) and not path.is_symlink():
-            raise ModelError(f"sha256 manifest {manifest}: {rel} lies outside {folder}")
-        got = sha256_file(path)
-        if got != digest:
-            raise ModelError(f"sha256 mismatch for {rel} in {folder}: expected {digest[:12]}…, got {got[:12]}…")
-    unlisted = sorted(
-        p.name for p in folder.iterdir()
-        if p.is_file() and p.suffix in LOADED_SUFFIXES and p.name not in listed
-    )
-    if unlisted:
-        raise ModelError(f"sha256 manifest {manifest} does not list {', '.join(unlisted[:3])} in {folder}")
-    return sorted(listed)
-
-
 def prepare_model(model: str, *, sha256: str | Path | None = None,
                   allow_download: bool | None = None) -> Path:
     """Resolve, refuse pickles, check the manifest: the folder that may now be loaded.
     A .gguf file is checked against `sha256` (a digest or a manifest naming it) before its
     conversion is used (catp.scoring.gguf)."""
     if is_gguf(model):
-        from catp.scoring.gguf import gguf_folder
-
         folder = gguf_folder(model, sha256=sha256)
         check_weights(folder)
         return folder

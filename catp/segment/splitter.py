@@ -85,7 +85,7 @@ class Segmenter:
             cursor = pieces[-1][1] if pieces else start
         if cursor < end:
             pieces.append((cursor, end, True))
-        merged = self._merge_short(text, pieces)
+        merged = self.merge_short(text, pieces)
         kind = first_kind
         limit = self.config.max_unit_chars
         for a, b, ends_sentence in merged:
@@ -119,7 +119,7 @@ class Segmenter:
             out.append((a, b, ends))
         return out
 
-    def _merge_short(self, text: str, pieces: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
+    def merge_short(self, text: str, pieces: list[tuple[int, int, bool]]) -> list[tuple[int, int, bool]]:
         out: list[tuple[int, int, bool]] = []
         minimum = self.config.min_clause_chars
         last = 0  # visible characters of out[-1]: pieces are contiguous, so a merged piece's count is the sum

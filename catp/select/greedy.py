@@ -1,5 +1,5 @@
 """The greedy fill: units by value per token (ranking.py) while they fit (budget.py), lazily re-evaluated,
-with units that cannot fit set aside (`_Aside`)."""
+with units that cannot fit set aside (`Aside`)."""
 
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     ranked.sort(reverse=True)
     heap: list[tuple[float, int]] = []
     heappop, heappush = heapq.heappop, heapq.heappush
-    aside = _Aside(taker)
-    quiet, settle_after = 0, _SETTLE_AFTER  # pops since the last take; when to set aside what cannot fit
+    aside = Aside(taker)
+    quiet, settle_after = 0, SETTLE_AFTER  # pops since the last take; when to set aside what cannot fit
     while ranked or heap:
         if quiet == settle_after:  # many pops in a row took nothing: the budget is about full
             ranked, heap = sorted(aside.unfit_of(ranked + heap), reverse=True), []
@@ -93,10 +93,10 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
             heappush(heap, (-density(j), j))  # cheaper now (it would extend a run), or it may fit again
 
 
-_SETTLE_AFTER = 1000  # pops without a take before fill_by_value sets aside the units that cannot fit (-1: never)
+SETTLE_AFTER = 1000  # pops without a take before fill_by_value sets aside the units that cannot fit (-1: never)
 
 
-class _Aside:
+class Aside:
     """The units fill_by_value took out of its heap because they could not fit, and when they come back.
 
     A unit's cost (Taker.cost) falls only when a neighbour of it or of its group is taken or when the output's

@@ -30,26 +30,26 @@ def table_intros(doc: Document, max_tokens: int) -> set[int]:
 
 def table_lead(doc: Document, policy: SelectionPolicy, factor: list[float]) -> None:
     """1 + table_lead_weight at a table's first data row, falling to 1 at its table_lead_rows-th, and
-    1 + table_tail_weight at its last when that is past the lead. Header rows (_header_row) get no lead
+    1 + table_tail_weight at its last when that is past the lead. Header rows (header_row) get no lead
     and are not counted: on TAT-QA dev they hold 0.6 gold items per 100 tokens, the first data rows 4.3
     (tatqa 0.410 -> 0.419 at 1/6, 30 Nov). Past the third data row, a table's last row (its total, its
     closing balance) holds 2.3, the rows before it 1.0-1.6. A data row with words in its value cells
-    weighs table_word_row_weight as much (_word_row), one with a blank cell table_blank_row_weight (_blank_row)."""
+    weighs table_word_row_weight as much (word_row), one with a blank cell table_blank_row_weight (blank_row)."""
     text, units = doc.text, doc.units
     for rows in _data_rows(doc):
         for row, i in enumerate(rows):
             factor[i] *= 1.0 + policy.table_lead_weight * max(0.0, 1.0 - row / policy.table_lead_rows)
             row_text = text[units[i].start : units[i].end]
-            if policy.table_word_row_weight != 1.0 and _word_row(row_text):
+            if policy.table_word_row_weight != 1.0 and word_row(row_text):
                 factor[i] *= policy.table_word_row_weight
-            if policy.table_blank_row_weight != 1.0 and _blank_row(row_text):
+            if policy.table_blank_row_weight != 1.0 and blank_row(row_text):
                 factor[i] *= policy.table_blank_row_weight
         if len(rows) > policy.table_lead_rows:  # past the lead
             factor[rows[-1]] *= 1.0 + policy.table_tail_weight
 
 
 def _data_rows(doc: Document) -> list[list[int]]:
-    """Per table (a run of table rows), its data rows: those that are not _header_row."""
+    """Per table (a run of table rows), its data rows: those that are not header_row."""
     tables: list[list[int]] = []
     rows: list[int] = []
     for i, unit in enumerate(doc.units):
@@ -57,7 +57,7 @@ def _data_rows(doc: Document) -> list[list[int]]:
             if rows:
                 tables.append(rows)
             rows = []
-        elif not _header_row(doc.text[unit.start : unit.end]):
+        elif not header_row(doc.text[unit.start : unit.end]):
             rows.append(i)
     if rows:
         tables.append(rows)
@@ -71,7 +71,7 @@ _DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
-def _word_row(row: str) -> bool:
+def word_row(row: str) -> bool:
     """A row with a word in a cell after its label: names, titles and dates ('Leigh R Fox | 47 | Chief
     Financial Officer', 'Vested | 2,000 | April 30, 2019'), or column titles with a digit ('Current assets |
     As Reported | Topic 606'). On TAT-QA dev they hold 1.3-1.6 gold items per 100 tokens, the rows of
@@ -82,7 +82,7 @@ def _word_row(row: str) -> bool:
 _BLANK = re.compile(r"\s*(?:[$€£¥]?\s*[-–—]*|n/?a|nm)\s*", re.IGNORECASE)
 
 
-def _blank_row(row: str) -> bool:
+def blank_row(row: str) -> bool:
     """A row with a blank or dash cell after its label ('Unremitted earnings | — | — | 2,127', a
     percentage sub-row 'Percentage of revenue | 12.7% | 12.6% |  | '): it says less than a full row. On
     TAT-QA dev such rows hold 0.6 times the gold per token of the others past a table's second data row
@@ -94,7 +94,7 @@ def _blank_row(row: str) -> bool:
 _AMOUNT = re.compile(r"[$€£¥]?\s?\(?[-–]?[$€£¥]?\s?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{1,3}|\d{5,})\s?\)?%?")
 
 
-def _header_row(row: str) -> bool:
+def header_row(row: str) -> bool:
     """A row that names columns or a group rather than holding figures: its first cell is empty and no
     other cell is an amount (' | 2019 | 2018', ' | May 26, 2019 | '), or no other cell holds a digit
     ('Current liabilities |  |'). A row of amounts with no label (' | $12,455 | $18,418') is a table's

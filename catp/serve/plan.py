@@ -23,7 +23,7 @@ PRUNABLE_ROLES = ("user", "tool")
 WORKER_NICE = 5
 
 _settings: dict[str, Any] = {}
-_pruners: dict[tuple, Any] = {}
+_pruners: dict[str | None, Any] = {}
 _clients: dict[str | None, tuple[Any, float]] = {}
 
 
@@ -40,7 +40,7 @@ def init_worker(settings: dict[str, Any]) -> None:
     _settings.clear()
     _settings.update(settings)
     try:
-        _pruner(settings.get("domain"), None)
+        _pruner(None)
     except CatpError:
         pass  # reported per request
 
@@ -84,14 +84,15 @@ class _CachingClient(VLLMClient):
         return self._post_model(self.root_url + "/tokenize", body, TokenizeReply).count
 
 
-def _pruner(domain: str | None, tokenizer: str | None):
+def _pruner(tokenizer: str | None):
+    """This worker's Pruner for the upstream's tokenizer: one for every domain (a request's domain is given per
+    call), so rules and taggers load once."""
     from catp.pipeline import Pruner
 
-    domain = domain or _settings.get("domain")
-    key = (domain, tokenizer)
-    if key not in _pruners:
-        _pruners[key] = Pruner(domain=domain, rules=_settings.get("rules") or (), tokenizer=tokenizer)
-    return _pruners[key]
+    if tokenizer not in _pruners:
+        _pruners[tokenizer] = Pruner(domain=_settings.get("domain"), rules=_settings.get("rules") or (),
+                                     tokenizer=tokenizer)
+    return _pruners[tokenizer]
 
 
 def water_fill(sizes: list[int], budget: int) -> list[int]:
@@ -150,7 +151,7 @@ def _plan_chat(job: dict[str, Any]) -> dict[str, Any]:
     client = _client(job.get("model"))
     counter = ChatCounter(client)
     tokenizer = _settings.get("tokenizer") or client.tokenizer_path()
-    pruner = _pruner(control.get("domain"), tokenizer)
+    pruner, domain = _pruner(tokenizer), control.get("domain")
 
     messages = job["messages"]
     ordered = [m for m in messages if m.get("role") == "system"] + [m for m in messages if m.get("role") != "system"]
@@ -200,7 +201,7 @@ def _plan_chat(job: dict[str, Any]) -> dict[str, Any]:
             if size <= budget:
                 contents[i] = texts[i]
                 continue
-            result = pruner.prune(texts[i], budget=max(1, budget), question=question)
+            result = pruner.prune(texts[i], budget=max(1, budget), question=question, domain=domain)
             results.append(result)
             contents[i] = result.text
         out = with_contents(contents)
@@ -223,7 +224,7 @@ def _plan_completion(job: dict[str, Any]) -> dict[str, Any]:
     control = job["control"]
     client = _client(job.get("model"))
     tokenizer = _settings.get("tokenizer") or client.tokenizer_path()
-    pruner = _pruner(control.get("domain"), tokenizer)
+    pruner, domain = _pruner(tokenizer), control.get("domain")
     prompt = job["prompt"]
     # the chat skeleton's template counts a few tokens more than a bare prompt: a small, safe margin
     figures = engine_budget(client, ChatCounter(client), [{"role": "user", "content": ""}],
@@ -235,7 +236,7 @@ def _plan_completion(job: dict[str, Any]) -> dict[str, Any]:
     before = job.get("tokens_before") or client.count_text_tokens(prompt)
     for _ in range(FIT_ROUNDS):
         kwargs = {"ratio": control["ratio"]} if control.get("ratio") and not job.get("limit") else {"budget": budget}
-        result = pruner.prune(prompt, question=control.get("question"), **kwargs)
+        result = pruner.prune(prompt, question=control.get("question"), domain=domain, **kwargs)
         after = client.count_text_tokens(result.text)
         if after <= limit:
             break
