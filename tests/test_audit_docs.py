@@ -37,7 +37,7 @@ def test_the_readme_example_prints_what_the_readme_shows(tmp_path):
 # their values are accepted (a documented `catp ask FILE` may leave out required arguments; nothing runs).
 DOCS = ["README.md", "DEVELOPERS.md", "examples/README.md", "docs/architecture.md", "docs/backend.md",
         "docs/scale.md", "docs/scorer.md", "docs/reliability.md", "docs/evals.md", "docs/integrations.md",
-        "docs/gateway.md"]
+        "docs/gateway.md", "docs/benchmarks.md"]
 PREFIXES = {"catp": [], ".venv/bin/catp": [], "python -m catp": [], "python -m evals": ["eval"]}
 
 

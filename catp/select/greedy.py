@@ -33,7 +33,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     charges a whole marker per run; Taker counts what a run really costs, see run_heads.)
     value = facts (rules) + information_weight x fresh information (scorer) + boost. A unit whose text
     (whitespace-normalised) is already kept adds no facts: a page footer's date or a repeated heading
-    counts once (measured 30 Nov, 1/6: cuad 0.613 -> 0.616, tatqa 0.399 -> 0.406, zh sets unchanged)."""
+    counts once (the figures: docs/journal/2026-11-evals-rounds.md)."""
     kept = selection.kept
     n = len(kept)
     terms = doc.columns.term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)

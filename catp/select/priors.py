@@ -90,8 +90,7 @@ def long_span_factor(doc: Document, policy: SelectionPolicy = DEFAULT_POLICY) ->
     sqrt(whole_span_tokens / t) below it (1 for other units); None when whole_span_tokens is 0. Such a
     span is taken whole, and its value grows with its length (each rule on it counts per
     whole_span_chars), but the gold it holds grows about as the square root of its length up to some
-    100 tokens and not at all past that (CUAD dev: 0.2 items in sentences of 16 tokens, 0.45 at 64, 0.78
-    at 128, 0.6-0.8 at 180-512)."""
+    100 tokens and not at all past that (on CUAD dev; the figures: docs/journal/2026-11-evals-rounds.md)."""
     group, deleted, units = doc.columns.group, doc.columns.deleted, doc.units
     if not policy.whole_span_tokens or not group:
         return None

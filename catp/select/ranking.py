@@ -49,8 +49,7 @@ def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covere
     two). Where policy.distinct_facts is set, a distinct fact a kept unit holds counts 0 too.
     The cost charges a whole marker, though a run's first unit does not spend the whitespace before it and
     the marker's last space may merge into it (run_heads, which Taker counts): ranking by those true costs
-    favours starting runs and kept less CUAD gold (all 0.601 against 0.607 at 1/6, 30 Nov; e3c 0.317
-    against 0.314)."""
+    favours starting runs and kept less CUAD gold (the figures: docs/journal/2026-11-evals-rounds.md)."""
     n = len(doc.units)
     terms = doc.columns.term_sets or None
     term_weight = doc.term_weight.__getitem__

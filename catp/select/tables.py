@@ -31,9 +31,9 @@ def table_intros(doc: Document, max_tokens: int) -> set[int]:
 def table_lead(doc: Document, policy: SelectionPolicy, factor: list[float]) -> None:
     """1 + table_lead_weight at a table's first data row, falling to 1 at its table_lead_rows-th, and
     1 + table_tail_weight at its last when that is past the lead. Header rows (header_row) get no lead
-    and are not counted: on TAT-QA dev they hold 0.6 gold items per 100 tokens, the first data rows 4.3
-    (tatqa 0.410 -> 0.419 at 1/6, 30 Nov). Past the third data row, a table's last row (its total, its
-    closing balance) holds 2.3, the rows before it 1.0-1.6. A data row with words in its value cells
+    and are not counted: on TAT-QA dev they hold far fewer gold items per token than the first data rows,
+    and past the third data row a table's last row (its total, its closing balance) holds more than the rows
+    before it (the figures: docs/journal/2026-11-evals-rounds.md). A data row with words in its value cells
     weighs table_word_row_weight as much (word_row), one with a blank cell table_blank_row_weight (blank_row)."""
     text, units = doc.text, doc.units
     for rows in _data_rows(doc):
@@ -98,7 +98,7 @@ def header_row(row: str) -> bool:
     """A row that names columns or a group rather than holding figures: its first cell is empty and no
     other cell is an amount (' | 2019 | 2018', ' | May 26, 2019 | '), or no other cell holds a digit
     ('Current liabilities |  |'). A row of amounts with no label (' | $12,455 | $18,418') is a table's
-    total line: on TAT-QA dev 0.4754 -> 0.4802 at 1/6 once counted as data."""
+    total line, counted as data (it holds TAT-QA's gold as data rows do)."""
     label, *cells = _CELL_SEP.split(row, maxsplit=1)
     if not cells:
         return False
