@@ -52,7 +52,7 @@ fi
 
 # catp's runtime dependencies ([project] dependencies in pyproject.toml; spaCy, for English
 # rules, is one of them), so that catp on PYTHONPATH works next to vllm: the in-process engine
-# test (tests/test_backend_engine.py) runs `catp.backends.ask` inside this venv. No extra is
+# test (tests/integration/backends/test_backend_engine.py) runs `catp.backends.ask` inside this venv. No extra is
 # installed: that test asks about a plain-text document with the default lexical scorer (no
 # PDF/DOCX/HTML input, no LM scorer), and vllm brings its own transformers.
 mapfile -t deps < <("$PY" - "$REPO/pyproject.toml" <<'EOF'

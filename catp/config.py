@@ -2,7 +2,7 @@
 
 The `Pruner`, `BatchOptions`, the options of `catp prune`, `catp batch`, `catp serve` (and `ask`, `budget`,
 `decode`), the gateway's settings and the framework integrations all take their defaults from here;
-tests/test_config.py checks that they agree. This module imports nothing of catp, so anything may import it.
+tests/unit/test_config.py checks that they agree. This module imports nothing of catp, so anything may import it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A `catp batch --setup`-style hook for tests/test_batch.py: registers a scorer that kills its
+"""A `catp batch --setup`-style hook for tests/integration/batch/test_batch.py: registers a scorer that kills its
 worker process on a document containing CRASH-ME (to test that no row is lost when a worker dies)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def setup() -> None:
 
 
 def count_rule_parses() -> None:
-    """A setup hook for tests/test_rules_loader.py: each parse in this worker of a rule file holding the text of
+    """A setup hook for tests/unit/rules/test_rules_loader.py: each parse in this worker of a rule file holding the text of
     $CATP_TEST_PARSE_MARK appends a line to $CATP_TEST_PARSE_LOG (the workers of a process pool are counted
     there, where the parent cannot see them). Every rule file is parsed by loader.load_text (load_file calls it)."""
     from catp.rules import loader

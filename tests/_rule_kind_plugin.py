@@ -1,5 +1,5 @@
 """A rule kind defined outside catp, as a user's plugin defines one: `acronym` marks words of capital letters
-(NASDAQ, HIPAA). `setup` registers it; `catp batch --setup _rule_kind_plugin:setup` calls it (tests/test_rules_catalog.py)."""
+(NASDAQ, HIPAA). `setup` registers it; `catp batch --setup _rule_kind_plugin:setup` calls it (tests/unit/rules/test_rules_catalog.py)."""
 
 from __future__ import annotations
 
