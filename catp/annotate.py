@@ -8,6 +8,7 @@ from dataclasses import replace
 from operator import attrgetter
 
 from catp.document import Action, Analysis, Span, Unit
+from catp.select.policy import fact_weight
 from catp.rules.context import MatchContext
 from catp.rules.registry import RuleRegistry
 
@@ -93,11 +94,6 @@ def _covered_units(doc: Analysis, action: Action) -> list[bool] | None:
             covered[i] = True
             i += 1
     return covered
-
-
-def fact_weight(priority: int) -> float:
-    """What one protected span adds to its unit's value: doubles every 10 priority points."""
-    return 2.0 ** ((priority - 60) / 10)
 
 
 def _unit_priorities(doc: Analysis, whole_span_chars: int, category_weights: Mapping[str, float]) -> None:

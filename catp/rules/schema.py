@@ -2,39 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, Union
+from typing import Annotated, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
 
-if TYPE_CHECKING:
-    from catp.select.policy import KeySection, SelectionPolicy
-
-Flag = Literal["IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE"]  # the same as catp.select.policy.Flag
-
-_POLICY_NAMES = ("SelectionPolicy", "KeySection")
-
-
-def __getattr__(name: str):
-    """`SelectionPolicy` and `KeySection` live in catp/select/policy.py (select/ imports nothing from rules/);
-    served from here for the code that still imports them from here. Imported on first use, not at the top:
-    catp/select/__init__ imports annotate, which imports this module (a cycle)."""
-    if name in _POLICY_NAMES:
-        from catp.select import policy
-
-        for each in _POLICY_NAMES:
-            globals()[each] = getattr(policy, each)
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _Policy:
-    """What `RuleSet.selection` holds per language: catp.select.policy.SelectionPolicy, imported when pydantic
-    builds RuleSet's schema, on first use (defer_build), not while this module is imported (the cycle above)."""
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source, handler):
-        return handler.generate_schema(__getattr__("SelectionPolicy"))
-
+from catp.select.policy import Flag, KeySection, SelectionPolicy  # noqa: F401 (KeySection: re-exported)
 
 Lang = Literal["en", "zh"]
 
@@ -171,7 +143,7 @@ class RuleSet(BaseModel):
     version: int = 1
     description: str = ""
     detect: Detection = Field(default_factory=Detection)
-    selection: dict[Lang, _Policy] = Field(default_factory=dict)
+    selection: dict[Lang, SelectionPolicy] = Field(default_factory=dict)
     rules: list[Rule] = Field(default_factory=list)
 
 
@@ -219,7 +191,7 @@ def merged_policy(rulesets: list[RuleSet], lang: str) -> SelectionPolicy:
                     fields[name] = {**fields.get(name, {}), **policy.key_sections}
                 else:
                     fields[name] = getattr(policy, name)
-    return __getattr__("SelectionPolicy")(**fields)
+    return SelectionPolicy(**fields)
 
 
 def json_schema() -> dict:

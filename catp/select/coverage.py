@@ -12,7 +12,7 @@ from functools import lru_cache
 import regex
 
 from catp.document import Action, Analysis, Document, UnitKind
-from catp.rules.schema import SelectionPolicy
+from catp.select.policy import SelectionPolicy
 from catp.select.budget import Selection, Taker
 from catp.select.value import FACT_CATEGORIES
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 
 from catp.document import Document
-from catp.rules.schema import SelectionPolicy
+from catp.select.policy import SelectionPolicy
 from catp.select.budget import Selection, Taker
 from catp.select.coverage import cover
 from catp.select.ranking import make_density, said_texts, unit_density

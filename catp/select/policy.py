@@ -116,3 +116,8 @@ class SelectionPolicy(BaseModel):
         if bad:
             raise ValueError(f"category weights must lie in [0, 100], got {bad}")
         return weights
+
+
+def fact_weight(priority: int) -> float:
+    """What one protected span adds to its unit's value: doubles every 10 priority points."""
+    return 2.0 ** ((priority - 60) / 10)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from catp.document import Document, UnitKind
-from catp.rules.schema import SelectionPolicy
+from catp.select.policy import SelectionPolicy
 from catp.select.coverage import section_weights
 from catp.select.tables import table_intros, table_lead
 from catp.select.value import DEFAULT_POLICY, value_of

@@ -4,7 +4,7 @@ first, with their context, before the greedy fills the rest."""
 from __future__ import annotations
 
 from catp.document import Document
-from catp.rules.schema import SelectionPolicy
+from catp.select.policy import SelectionPolicy
 from catp.select.budget import Selection, fill
 from catp.select.greedy import fill_by_value
 from catp.select.priors import sections

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from catp.document import Document
-from catp.rules.schema import SelectionPolicy
+from catp.select.policy import SelectionPolicy
 from catp.select.priors import unit_priors
 from catp.select.value import DEFAULT_POLICY, distinct_facts, value_of
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from catp.document import Document, UnitKind
-from catp.rules.schema import SelectionPolicy
+from catp.select.policy import SelectionPolicy
 
 
 def table_intros(doc: Document, max_tokens: int) -> set[int]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from catp.annotate import fact_weight
 from catp.document import Action, Document
-from catp.rules.schema import SelectionPolicy
+from catp.select.policy import SelectionPolicy, fact_weight
 
 DEFAULT_POLICY = SelectionPolicy()  # the policy when none is given
 

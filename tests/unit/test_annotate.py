@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from catp.annotate import annotate, fact_weight
+from catp.annotate import annotate
+from catp.select.policy import fact_weight
 from catp.document import Action, Analysis
 from catp.rules.loader import load_text
 from catp.rules.catalog import resolve

@@ -1,38 +1,25 @@
 """`catp ask --stream` when the stream breaks after part of the answer was printed: the partial answer
 ends its line on stdout, and the one-line error (exit 3) says the answer above is incomplete.
 
-STAND-IN: a path-routed stdlib server (test_backend_faults' StandIn): a real vLLM server cannot be
+STAND-IN: a path-cut_answer_routed stdlib server (test_backend_faults' StandIn): a real vLLM server cannot be
 made to cut a stream on cue (test_backend_kill breaks a real one, at the client level)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
-from test_backend_faults import StandIn, reply, sse_chunk, stream
+from _standin import StandIn, cut_answer_route
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def route(h) -> None:
-    body = h.server.standin.requests[-1]["body"]
-    if h.path.endswith("/models"):
-        reply(200, {"object": "list", "data": [{"id": "stand-in", "max_model_len": 4096}]})(h)
-    elif h.path.endswith("/tokenize"):
-        reply(200, {"count": len(json.dumps(body)) // 3, "max_model_len": 4096})(h)
-    elif h.path.endswith("/chat/completions"):
-        stream([sse_chunk("The fee "), sse_chunk("is $5,000")], done=False, cut=True)(h)
-    else:
-        reply(404, {"error": {"message": "not found"}})(h)
 
 
 def test_a_stream_cut_mid_answer_ends_the_line_and_says_so(tmp_path):
     doc = tmp_path / "doc.txt"
     doc.write_text("The Licensee shall pay the Licensor a fee of $5,000 within thirty (30) days.\n" * 20)
     with StandIn() as server:
-        server.script = [route] * 20
+        server.script = [cut_answer_route] * 20
         proc = subprocess.run([sys.executable, "-m", "catp", "ask", str(doc), "What fee?", "--server", server.url,
                                "--stream", "--retries", "0", "--max-tokens", "64"],
                               capture_output=True, text=True, timeout=120, cwd=ROOT)

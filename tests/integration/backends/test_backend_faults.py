@@ -9,158 +9,16 @@ mid-stream) are in tests/integration/backends/test_backend_kill.py.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from _standin import (HANG_GUARD_S, MESSAGES, Action, StandIn, bounded, chat_ok, client_for, closed_port, drop, raises_backend_error,
+                      reply, sse_chunk, stall, stream)
 
-from catp.backends.client import ContextLengthError, VLLMClient
-from catp.errors import BackendError
-
-Action = Callable[["_Handler"], None]
-
-
-class _QuietServer(ThreadingHTTPServer):
-    """The faults drop connections on purpose: a client that has gone is not worth a traceback on stderr."""
-
-    def handle_error(self, request, client_address) -> None:
-        import sys
-
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class StandIn:
-    def __init__(self) -> None:
-        self.script: list[Action] = []
-        self.requests: list[dict] = []
-        self.release = threading.Event()  # ends every stall at teardown
-        self._server = _QuietServer(("127.0.0.1", 0), _Handler)
-        self._server.daemon_threads = True
-        self._server.standin = self
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> StandIn:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def next_action(self) -> Action:
-        return self.script.pop(0) if self.script else reply(500, {"error": {"message": "script exhausted"}})
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: object) -> None:  # keep test output clean
-        pass
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        standin: StandIn = self.server.standin
-        standin.requests.append({"method": self.command, "path": self.path,
-                                 "headers": dict(self.headers), "body": json.loads(body) if body else None})
-        standin.next_action()(self)
-
-    do_GET = do_POST = _serve
-
-
-# -- actions -------------------------------------------------------------------------------
-
-def reply(status: int, body: object, headers: dict[str, str] | None = None) -> Action:
-    data = body if isinstance(body, bytes) else (body.encode() if isinstance(body, str) else json.dumps(body).encode())
-
-    def act(h: _Handler) -> None:
-        h.send_response(status)
-        for k, v in {"content-type": "application/json", **(headers or {})}.items():
-            h.send_header(k, v)
-        h.send_header("content-length", str(len(data)))
-        h.end_headers()
-        h.wfile.write(data)
-
-    return act
-
-
-def chat_ok(text: str = "ok", prompt_tokens: int = 7) -> Action:
-    return reply(200, {"id": "x", "object": "chat.completion", "model": "stand-in",
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                    "finish_reason": "stop"}],
-                       "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1, "total_tokens": prompt_tokens + 1}})
-
-
-def sse_chunk(text: str, finish: str | None = None) -> str:
-    return "data: " + json.dumps({"object": "chat.completion.chunk", "model": "stand-in",
-                                  "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
-
-
-def stream(lines: list[str], *, done: bool = True, cut: bool = False, stall_after: int | None = None) -> Action:
-    """Chunked SSE. `cut`: drop the connection mid-body (no final chunk), as a killed server does.
-    `stall_after`: send that many lines, then go silent until the test ends."""
-
-    def act(h: _Handler) -> None:
-        h.send_response(200)
-        h.send_header("content-type", "text/event-stream")
-        h.send_header("transfer-encoding", "chunked")
-        h.end_headers()
-        events = [*lines, "data: [DONE]"] if done else list(lines)
-        for i, line in enumerate(events):
-            if stall_after is not None and i == stall_after:
-                h.wfile.flush()
-                h.server.standin.release.wait(60)
-                return
-            payload = (line + "\n\n").encode()
-            h.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            h.wfile.flush()
-        if cut:
-            h.wfile.write(b"40\r\ndata: {\"choi")  # half a chunk, then the socket closes
-            h.wfile.flush()
-            h.close_connection = True
-            return
-        h.wfile.write(b"0\r\n\r\n")
-
-    return act
-
-
-def stall() -> Action:
-    """Accept the request and never answer (until the test ends)."""
-
-    def act(h: _Handler) -> None:
-        h.server.standin.release.wait(60)
-        h.close_connection = True
-
-    return act
-
-
-def drop() -> Action:
-    """Close the connection without a response."""
-
-    def act(h: _Handler) -> None:
-        h.close_connection = True
-
-    return act
-
-
-# -- fixtures and helpers ------------------------------------------------------------------
-
-HANG_GUARD_S = 30  # a call that takes longer than this is hung; the timeouts under test are far shorter
-MESSAGES = [{"role": "user", "content": "hi"}]
+from catp.backends.client import ContextLengthError
 
 
 @pytest.fixture
@@ -168,42 +26,6 @@ def standin():
     with StandIn() as server:
         yield server
 
-
-def client_for(url: str, **kwargs) -> VLLMClient:
-    options = {"model": "stand-in", "connect_timeout": 2.0, "read_timeout": 1.0, "retries": 2,
-               "backoff_s": 0.01, "max_backoff_s": 0.05, **kwargs}
-    return VLLMClient(url, **options)
-
-
-def bounded(fn: Callable[[], object]) -> object:
-    """Run fn; fail the test (instead of hanging the suite) if it does not return in HANG_GUARD_S."""
-    pool = ThreadPoolExecutor(max_workers=1)
-    try:
-        return pool.submit(fn).result(timeout=HANG_GUARD_S)
-    except FutureTimeout:
-        pytest.fail(f"hung for more than {HANG_GUARD_S}s")
-    finally:
-        pool.shutdown(wait=False)
-
-
-def raises_backend_error(fn: Callable[[], object]) -> BackendError:
-    def run():
-        try:
-            fn()
-        except BackendError as exc:
-            return exc
-        return None
-
-    err = bounded(run)
-    assert err is not None, "expected a BackendError"
-    assert "\n" not in str(err), "errors are one line"
-    return err
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]  # nothing listens on it once the socket is closed
 
 
 # -- retries ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from catp.backends import client as client_module
-from test_backend_faults import MESSAGES, StandIn, client_for, raises_backend_error, reply, sse_chunk, stream
+from _standin import MESSAGES, StandIn, client_for, raises_backend_error, reply, sse_chunk, stream
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

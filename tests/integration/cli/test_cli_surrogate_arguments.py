@@ -12,8 +12,7 @@ import pytest
 
 from catp.errors import CatpError, InputError
 from catp.pipeline import Pruner
-from test_ask_stream_breaks import route
-from test_backend_faults import StandIn
+from _standin import StandIn, cut_answer_route as route
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = "The Licensee shall pay the Licensor a fee of $5,000 within thirty (30) days.\n" * 20

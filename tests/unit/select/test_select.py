@@ -406,7 +406,7 @@ def test_a_repeated_text_counts_its_facts_once():
 
 def _finding_doc(words: list[str], tokens: int = 3) -> Document:
     """One unit per word, each a finding span (rule priority 68) of its own."""
-    from catp.annotate import fact_weight
+    from catp.select.policy import fact_weight
     from catp.document import Action, make_span
 
     doc = make_doc([tokens] * len(words), priority=[68] * len(words), value=[fact_weight(68)] * len(words))
