@@ -97,7 +97,7 @@ def start_upstream(kind: str, tmp: Path):
         port = free_port()
         proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "standin_upstream.py"), "--port",
                                  str(port), "--max-model-len", "32768"], cwd=ROOT,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))})
         root = f"http://127.0.0.1:{port}"
         wait_http(root + "/v1/models", proc)
 
