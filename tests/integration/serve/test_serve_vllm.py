@@ -130,45 +130,52 @@ def test_completions_long_prompt_is_pruned(gateway, vllm_server):
 
 
 def test_streaming_passes_chunks_as_they_come(gateway, vllm_server):
-    """A buffering gateway would send the first chunk only after the engine had generated all of them. The check
-    is on vLLM's token counter (its gauges lag behind its steps): at the first chunk, most tokens are still to come."""
+    """A buffering gateway sends the first chunk only once the engine has generated every token. The check is on
+    vLLM's token counter (its gauges lag behind its steps): at the first chunk, some tokens are still to come. On a
+    loaded machine the tiny model can outrun the relay and finish first; such a try shows nothing either way and
+    is made again (a buffering gateway fails all three)."""
     asked = 1500
-    before = generated(vllm_server)
-    stream = sdk(gateway).chat.completions.create(
-        model=vllm_server.model, messages=long_chat(), max_tokens=asked, stream=True, extra_body=LONG)
-    pieces, generated_at_first = [], None
-    for chunk in stream:
-        if chunk.choices and chunk.choices[0].delta.content:
-            if not pieces:
-                generated_at_first = generated(vllm_server) - before
-            pieces.append(chunk.choices[0].delta.content)
-    assert generated_at_first < asked / 2
-    assert len(pieces) > asked / 2
+    for _ in range(3):
+        before = generated(vllm_server)
+        stream = sdk(gateway).chat.completions.create(
+            model=vllm_server.model, messages=long_chat(), max_tokens=asked, stream=True, extra_body=LONG)
+        pieces, generated_at_first = [], None
+        for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                if not pieces:
+                    generated_at_first = generated(vllm_server) - before
+                pieces.append(chunk.choices[0].delta.content)
+        assert len(pieces) > asked / 2
+        if generated_at_first < asked:
+            break
+    assert generated_at_first < asked, "the first chunk came only after the engine had generated every token"
 
 
 def test_client_disconnect_cancels_the_upstream_request(gateway, vllm_server):
-    """vLLM's gauges lag behind its steps, so the check is on tokens: after the client goes, the engine stops
-    generating long before the 2,000 tokens asked for."""
+    """vLLM's gauges lag behind its steps, so the check is on tokens: once the client goes, the engine stops
+    generating within a few steps, not at the 2,000 tokens asked for. On a loaded machine the tiny model can
+    outrun the relay and be past half of them when the client goes; such a try shows nothing and is made again."""
     asked = 2000
     body = {"model": vllm_server.model, "messages": [{"role": "user", "content": "Tell me everything."}],
             "max_tokens": asked, "stream": True, **LONG}
-    before = generated(vllm_server)
-    with httpx.stream("POST", gateway.base + "/chat/completions", json=body, timeout=120) as resp:
-        assert resp.status_code == 200
-        lines = 0
-        for line in resp.iter_lines():
-            lines += line.startswith("data:")
-            if lines == 20:
-                break
-        assert line != "data: [DONE]"
-    last, deadline = generated(vllm_server), time.monotonic() + 60
-    while time.monotonic() < deadline:  # until the count stands still for 3 s
-        time.sleep(3)
-        now = generated(vllm_server)
-        if now == last:
+    for _ in range(3):
+        before = generated(vllm_server)
+        with httpx.stream("POST", gateway.base + "/chat/completions", json=body, timeout=120) as resp:
+            assert resp.status_code == 200
+            lines = 0
+            for line in resp.iter_lines():
+                lines += line.startswith("data:")
+                if lines == 20:
+                    break
+            assert line != "data: [DONE]"
+        at_close = generated(vllm_server) - before
+        total = settled(vllm_server) - before
+        if at_close < asked / 2:
             break
-        last = now
-    assert 10 <= last - before < asked / 2  # the first of the 20 data lines carries the role, not a token
+    else:
+        pytest.fail(f"the engine was past half of the tokens when the client went, 3 times (last {at_close:.0f})")
+    assert total >= 10  # the first of the 20 data lines carries the role, not a token
+    assert total - at_close < asked / 4, f"{total - at_close:.0f} tokens generated after the client went"
 
 
 def settled(vllm_server, timeout: float = 60) -> float:
