@@ -23,6 +23,7 @@ import re
 import time
 from pathlib import Path
 
+from evals.baselines import align_words
 from evals.methods import Budget, Outcome, render
 
 MODEL_ENV = "CATP_LINGUA_MODEL"
@@ -157,18 +158,6 @@ def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
     if current:
         out.append(current)
     return out
-
-
-def align_words(original: str, compressed: str) -> list[tuple[int, int]]:
-    """Spans of `original` holding the words of `compressed`, matched left to right."""
-    spans, cursor = [], 0
-    for word in compressed.split():
-        i = original.find(word, cursor)
-        if i < 0:
-            continue
-        spans.append((i, i + len(word)))
-        cursor = i + len(word)
-    return spans
 
 
 def fit(text: str, spans: list[tuple[int, int]], budget: Budget, size) -> Outcome:

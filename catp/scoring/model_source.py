@@ -22,8 +22,7 @@ from pathlib import Path
 
 from catp.errors import ModelError
 from catp.scoring.gguf import gguf_folder
-from catp.scoring.manifest import LOADED_SUFFIXES, read_manifest, verify_manifest  # noqa: F401 (re-exported)
-from catp.tokens import sha256_file  # noqa: F401 (re-exported)
+from catp.scoring.manifest import first_line, verify_manifest
 
 DEFAULT_MODEL = "Qwen/Qwen1.5-0.5B"
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
@@ -86,9 +85,9 @@ def resolve_model(model: str, *, allow_download: bool | None = None, tokenizer_o
     try:
         return Path(snapshot_download(model, allow_patterns=patterns))
     except HfHubHTTPError as err:
-        raise ModelError(f"cannot download scorer model {model}: {_first_line(err)}") from None
+        raise ModelError(f"cannot download scorer model {model}: {first_line(err)}") from None
     except (OSError, ValueError) as err:  # network down, bad id
-        raise ModelError(f"cannot download scorer model {model} ({_first_line(err)}); without network, "
+        raise ModelError(f"cannot download scorer model {model} ({first_line(err)}); without network, "
                          "set HF_HUB_OFFLINE=1 and give a local model folder") from None
 
 
@@ -134,12 +133,7 @@ def load_tokenizer(folder: Path):
     try:
         tok = Tokenizer.from_file(str(path))
     except Exception as err:  # tokenizers raises a bare Exception on bad files
-        raise ModelError(f"cannot read {path}: {_first_line(err)}") from None
+        raise ModelError(f"cannot read {path}: {first_line(err)}") from None
     tok.no_truncation()
     tok.no_padding()
     return tok
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip() or type(err).__name__
-    return text.splitlines()[0]

@@ -20,7 +20,8 @@ import httpx
 
 from catp.errors import BackendError, ModelError
 from catp.scoring.logprobs import COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges, split_options
-from catp.scoring.model_source import load_tokenizer, resolve_model, verify_manifest
+from catp.scoring.manifest import verify_manifest
+from catp.scoring.model_source import load_tokenizer, resolve_model
 
 _PROBE = "Termination: either party may end this Agreement on 90 days' notice. 甲方应于2024年3月5日前付款。"
 

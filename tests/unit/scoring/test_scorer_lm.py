@@ -26,7 +26,8 @@ from catp.document import Analysis, Document  # noqa: E402
 from catp.errors import CatpError, ModelError  # noqa: E402
 from catp.scoring.logprobs import merge_ranges, plan_windows, question_suffix, unit_token_ranges  # noqa: E402
 from catp.scoring.lm import LMScorer  # noqa: E402
-from catp.scoring.model_source import sha256_file, verify_manifest  # noqa: E402
+from catp.scoring.manifest import verify_manifest  # noqa: E402
+from catp.tokens import sha256_file  # noqa: E402
 from catp.segment.splitter import segment  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
