@@ -195,14 +195,14 @@ def render(parts: Pruner, call: Call) -> None:
 
 def empty_output_warning(doc: Document, budget: int) -> str:
     """Why the output is empty: no piece of the text fits the budget (a text without sentence marks is cut
-    only at line ends and every max_unit_chars characters), the pieces that fit hold no letter or digit, or the
+    only at line ends and every max_unit_chars characters), the pieces that fit hold no letter, digit or emoji, or the
     rules deleted all of it."""
     costs = [u.tokens for u, deleted in zip(doc.units, doc.columns.deleted) if not deleted]
     if not costs:
         return "the output is empty: the rules deleted all of the text as boilerplate"
-    if min(costs) <= budget:  # drop_bare_runs: a run with no letter or digit says nothing
+    if min(costs) <= budget:  # drop_bare_runs: a run with no letter, digit or emoji says nothing
         return (f"the output is empty: the pieces of the text that fit the budget of {budget} tokens hold no "
-                "letter or digit")
+                "letter, digit or emoji")
     return (f"the output is empty: no piece of the text fits the budget of {budget} tokens (the smallest of its "
             f"{len(costs)} pieces costs {min(costs)} tokens); give a larger budget")
 

@@ -3,12 +3,14 @@ a run's first unit does not spend) and `Taker`, which keeps a unit (with its gro
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+
+import regex
 
 from catp.document import Document
 
-_WORD_CHAR = re.compile(r"[^\W_]")  # a letter or digit, any script
+# what says something: a letter or digit of any script, or an emoji (an emoji-only text is content)
+_CONTENT_CHAR = regex.compile(r"[\p{L}\p{N}\p{Extended_Pictographic}\p{Regional_Indicator}]")
 
 
 @dataclass
@@ -48,12 +50,12 @@ def estimate(doc: Document, kept: list[bool], gap_tokens: int) -> int:
 
 
 def drop_bare_runs(doc: Document, kept: list[bool]) -> int:
-    """Un-keep each run of kept units that holds no letter or digit: a lone '(' or ',' left between
+    """Un-keep each run of kept units that holds no letter, digit or emoji: a lone '(' or ',' left between
     deleted or unkept text costs a gap marker and says nothing. Returns how many units were dropped."""
     dropped = 0
     text, units = doc.text, doc.units
     for first, last in runs(kept):
-        if not _WORD_CHAR.search(text, units[first].start, units[last].end):
+        if not _CONTENT_CHAR.search(text, units[first].start, units[last].end):
             for i in range(first, last + 1):
                 kept[i] = False
             dropped += last - first + 1

@@ -98,8 +98,21 @@ def test_empty_output_says_why():
     result = prune(emoji, budget=100)
     assert result.text == ""
     assert any(w.startswith("the output is empty: no piece of the text fits the budget of 100") for w in result.warnings)
-    spaced = "😀🎉👍 🔥❤️🙏 😂🚀✨🌟 " * 60
-    assert any("hold no letter or digit" in w for w in prune(spaced, budget=100).warnings)
+    marks = "…… —— ！？ 、、 ** " * 60
+    assert any("hold no letter, digit or emoji" in w for w in prune(marks, budget=100).warnings)
+
+
+def test_emoji_lines_are_content():
+    """An emoji-only text is split at its line ends and its lines are kept like sentences; before,
+    every run without a letter or digit was dropped and the output was empty at any budget."""
+    from catp import prune
+
+    lines = ["😀🎉👍🏽🔥❤️🙏😂🚀✨🌟🇨🇳" * 2 + f" {'🔥' * (i % 5)}" for i in range(40)]
+    text = "\n".join(lines) + "\n"
+    result = prune(text, budget=100)
+    assert result.text and result.stats.output_tokens <= 100
+    assert all(text[s.start:s.end] in lines or text[s.start:s.end].rstrip("\n") in text for s in result.kept)
+    assert not any(w.startswith("the output is empty") for w in result.warnings)
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
