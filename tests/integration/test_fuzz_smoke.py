@@ -3,6 +3,7 @@ are recorded in docs/reliability.md; CI runs a few hundred executions per harnes
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ def test_fuzz_harness_runs_without_crashes(harness: str, tmp_path: Path) -> None
         [sys.executable, str(ROOT / "fuzz" / harness), "-atheris_runs=300", "-max_len=256", "-seed=1",
          f"-artifact_prefix={tmp_path}/", str(corpus)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},  # this tree's catp
     )
     tail = (proc.stdout + proc.stderr)[-2000:]
     assert proc.returncode == 0, tail
