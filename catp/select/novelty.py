@@ -8,6 +8,7 @@ hashing is seeded per process) and the order in which terms are covered cannot t
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 
@@ -22,54 +23,48 @@ class Novelty:
 
     def __init__(self, term_sets: list[frozenset[str]], term_weight: dict[str, float],
                  covered: Iterable[str] = ()) -> None:
-        slot_of: dict[int, int] = {}  # id of a term set -> its entry (units with the same text share a set)
+        self.term_sets = term_sets
+        self.slot_of: dict[int, int] = {}  # id of a term set -> its entry (units with the same text share a set)
+        self.slot = [-1] * len(term_sets)  # per unit, its term set's entry once asked for
         self.sets: list[frozenset[str]] = []
-        self.slot: list[int] = []  # per unit, its term set's entry
-        for terms in term_sets:
-            slot = slot_of.get(id(terms))
-            if slot is None:
-                slot = slot_of[id(terms)] = len(self.sets)
-                self.sets.append(terms)
-            self.slot.append(slot)
         denominators = {w.as_integer_ratio() for w in set(term_weight.values())}
         self.scale = max((d for _, d in denominators), default=1)  # a power of two
         exact = {n / d: n * (self.scale // d) for n, d in denominators}  # each weight as it is, exactly
-        self.weight = {t: exact[w] for t, w in term_weight.items()}  # term -> its weight x scale
-        # per entry, None until asked for: (weight of its terms not covered, weight of all its terms)
-        self.fresh: list[int | None] = [None] * len(self.sets)
-        self.total: list[int] = [0] * len(self.sets)
-        self.touched = bytearray(len(self.sets))  # 1: some of its terms are covered
-        self.holders: dict[str, list[int]] = {}  # uncovered term -> the entries asked for that hold it
+        self.weight = dict(zip(term_weight, map(exact.__getitem__, term_weight.values())))  # term -> weight x scale
+        # per entry: the weight of its terms not covered, of all its terms, and 1 once some are covered
+        self.fresh: list[int] = []
+        self.total: list[int] = []
+        self.touched = bytearray()
+        self.holders: defaultdict[str, list[int]] = defaultdict(list)  # uncovered term -> the entries that hold it
         self.covered: set[str] = set()
         self.cover(covered)
 
     def share(self, i: int) -> float:
         slot = self.slot[i]
-        fresh = self.fresh[slot]
-        if fresh is None:
-            fresh = self._first(slot)
+        if slot == -1:
+            slot = self.slot[i] = self._entry(self.term_sets[i])
         if not self.touched[slot]:
             return 1.0
         scale = self.scale
-        return (fresh / scale) / (self.total[slot] / scale)  # math.fsum of each, then their quotient
+        return (self.fresh[slot] / scale) / (self.total[slot] / scale)  # math.fsum of each, then their quotient
 
-    def _first(self, slot: int) -> int:
-        weight, covered, holders = self.weight, self.covered, self.holders
-        total = fresh = 0
-        for term in self.sets[slot]:
-            w = weight[term]
-            total += w
-            if term in covered:
-                self.touched[slot] = 1
-            else:
-                fresh += w
-                found = holders.get(term)
-                if found is None:
-                    holders[term] = [slot]
-                else:
-                    found.append(slot)
-        self.total[slot], self.fresh[slot] = total, fresh
-        return fresh
+    def _entry(self, terms: frozenset[str]) -> int:
+        """The entry of a term set, made the first time it is asked for."""
+        slot = self.slot_of.get(id(terms))
+        if slot is not None:
+            return slot
+        slot = self.slot_of[id(terms)] = len(self.sets)
+        self.sets.append(terms)  # (also keeps the set alive, so that its id stays its own)
+        weight = self.weight.__getitem__
+        total = sum(map(weight, terms))
+        now = terms - self.covered
+        self.total.append(total)
+        self.fresh.append(total if len(now) == len(terms) else sum(map(weight, now)))
+        self.touched.append(len(now) != len(terms))
+        holders = self.holders
+        for term in now:
+            holders[term].append(slot)
+        return slot
 
     def cover(self, terms: Iterable[str]) -> None:
         covered, holders, weight, fresh, touched = self.covered, self.holders, self.weight, self.fresh, self.touched
@@ -78,7 +73,7 @@ class Novelty:
                 continue
             covered.add(term)
             slots = holders.pop(term, None)
-            if slots:
+            if slots is not None:
                 w = weight[term]
                 for slot in slots:
                     fresh[slot] -= w
