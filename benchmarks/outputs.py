@@ -6,7 +6,7 @@ performance change is behaviour-preserving: run before and after, then `diff` (o
     python benchmarks/outputs.py --compare /tmp/before.jsonl /tmp/after.jsonl
 
 Runs in different processes are comparable: pruning does not depend on str hashing (selection sums
-over term sets with math.fsum; tests/integration/test_determinism_processes.py checks it).
+over term sets exactly, catp/select/novelty.py; tests/integration/test_determinism_processes.py checks it).
 """
 
 from __future__ import annotations

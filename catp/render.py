@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import html
 from bisect import bisect_right
 from collections import defaultdict
@@ -85,16 +86,8 @@ def dropped_warning(doc: Document, kept: list[bool], dropped: list[DroppedProtec
         more = f" and {len(missing) - LOST_SHOWN} more" if len(missing) > LOST_SHOWN else ""
         parts.append(f"key sections with nothing kept: {shown}{more}")
     starts = [u.start for u in units]
-
-    def section_of(d: DroppedProtected):
-        i = bisect_right(starts, d.start) - 1
-        inner = None
-        for s in key:  # by first unit: the last that holds i is the innermost
-            if s.first <= i < s.end:
-                inner = s
-        return inner
-
-    lost = [(d, s) for d in dropped if (s := section_of(d)) is not None]
+    inner = innermost_sections(key, [bisect_right(starts, d.start) - 1 for d in dropped])
+    lost = [(d, s) for d, s in zip(dropped, inner) if s is not None]
     if lost:
         lost.sort(key=lambda pair: (pair[0].category not in FACT_CATEGORIES, -pair[1].weight, -pair[0].priority,
                                     pair[0].start))  # facts (amounts, dates, diagnoses ...) before clauses
@@ -111,6 +104,27 @@ def dropped_warning(doc: Document, kept: list[bool], dropped: list[DroppedProtec
                 named.append(f"{words[:40]!r} ({d.category}, {s.name})")
         parts.append(f"{len(lost)} of them from key sections, first {', '.join(named)}")
     return "; ".join(parts) + "; " + tail
+
+
+def innermost_sections(key: list, at: list[int]) -> list:
+    """For each unit index in `at`, the last section of `key` (by first unit: the innermost) that holds it, or
+    None. One sweep in unit order with a heap of the sections begun so far, the latest on top, those ended
+    popped as they reach the top: O((units + sections) log), where a scan of every section per unit grew with
+    their product (cuad 1M: 85,313 lost spans x 437 sections, 10 s)."""
+    found: list = [None] * len(at)
+    by_first = sorted(range(len(key)), key=lambda j: key[j].first)
+    begun: list[int] = []  # -j for each section j begun: heapq pops the latest first
+    k = 0
+    for q in sorted(range(len(at)), key=at.__getitem__):
+        i = at[q]
+        while k < len(by_first) and key[by_first[k]].first <= i:
+            heapq.heappush(begun, -by_first[k])
+            k += 1
+        while begun and key[-begun[0]].end <= i:  # ended before i, so before every unit after it too
+            heapq.heappop(begun)
+        if begun:
+            found[q] = key[-begun[0]]
+    return found
 
 
 def to_html(doc: Document, result: PruneResult) -> str:

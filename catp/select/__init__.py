@@ -4,6 +4,7 @@ value.py    a unit's worth: facts (rules) + information_weight x information (sc
 priors.py   factors on that worth by position: section and document leads, section decay, long spans kept whole
 tables.py   the table rows' factors (table_* policy fields) and a table's intro line
 ranking.py  value per token: `rank` before any take, `make_density` as the greedy goes (novelty, joins)
+novelty.py  `Novelty`: the share of a unit's term weight not covered yet, exact and updated per covered term
 budget.py   what kept units cost (runs, gap markers, edges): `estimate`, `Taker`, `fill` in a given order
 greedy.py   `select` / `fill_by_value`: the lazy greedy, with units that cannot fit set aside
 coverage.py key sections (key_sections): found by heading or label, weighted, covered before the greedy

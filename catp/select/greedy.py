@@ -37,7 +37,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     kept = selection.kept
     n = len(kept)
     terms = doc.columns.term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
-    covered: set[str] = set()
+    covered: set[str] = set()  # the terms kept before (density.took covers more)
     for i, k in enumerate(kept):
         if k and terms:
             covered |= terms[i]
@@ -83,10 +83,8 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
             continue
         quiet = 0
         for j in taken:
-            if terms:
-                covered |= terms[j]
             said.add(texts[j])
-            density.took(j)
+            density.took(j)  # its terms are covered
         near = {k for t in taken for k in (t - 1, t + 1) if 0 <= k < n and not kept[k] and not deleted[k]}
         back = aside.after_take(near, first, spent)
         for j in sorted(near | back):

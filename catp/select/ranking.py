@@ -4,9 +4,8 @@ neighbours are kept (no gap marker)."""
 
 from __future__ import annotations
 
-import math
-
 from catp.document import Document
+from catp.select.novelty import Novelty
 from catp.select.policy import SelectionPolicy
 from catp.select.priors import unit_priors
 from catp.select.value import DEFAULT_POLICY, distinct_facts, value_of
@@ -42,8 +41,9 @@ def said_texts(doc: Document) -> list[str]:
 
 def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covered: set[str], kept: list[bool],
                  texts: list[str], said: set[str]):
-    """density(i): unit i's value per token given the terms kept so far (`covered`, which only grows) and
-    the texts kept so far (`said`, which only grows: the facts of a unit whose `texts[i]` is there count 0):
+    """density(i): unit i's value per token given the terms kept so far (`covered` before, then those of
+    each unit passed to density.took: novelty.py) and the texts kept so far (`said`, which only grows: the
+    facts of a unit whose `texts[i]` is there count 0):
     (facts + information_weight x fresh information + boost) x lead / cost, where lead is unit_priors and
     cost is the unit's tokens and the gap marker it adds (none next to one kept unit, minus one between
     two). Where policy.distinct_facts is set, a distinct fact a kept unit holds counts 0 too.
@@ -52,20 +52,14 @@ def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covere
     favours starting runs and kept less CUAD gold (the figures: docs/journal/2026-11-evals-rounds.md)."""
     n = len(doc.units)
     terms = doc.columns.term_sets or None
-    term_weight = doc.term_weight.__getitem__
     info_weight = policy.information_weight
     facts = doc.columns.value
     boost = [b / 100.0 for b in doc.columns.boost]
     lead = unit_priors(doc, policy)
     tokens = [max(u.tokens, 1) for u in doc.units]
     scores = [doc.scores.get(i, 0.0) for i in range(n)]
-    # Per unit, what its novelty was last worked out from: its terms still uncovered then, how many
-    # terms were covered then, and their summed weight (None: all of its terms, factor 1).
-    uncovered: list[frozenset[str] | None] = [None] * n
-    seen_covered = [0] * n
-    fresh_weight: list[float | None] = [None] * n
-    totals: list[float | None] = [None] * n  # a unit's total term weight does not change: summed once
-    fsum = math.fsum
+    novelty = Novelty(terms, doc.term_weight, covered) if terms else None
+    fresh_share = novelty.share if novelty else None
     fact_now = None
     if policy.distinct_facts is not None:
         facts, held, holders = distinct_facts(doc, policy.distinct_facts)
@@ -83,25 +77,8 @@ def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covere
 
     def density(i: int) -> float:
         score = scores[i]
-        if terms and score > 0 and covered and terms[i]:
-            # Coverage only grows, so the terms still uncovered shrink; the fresh weight changes only
-            # when they do. fsum is exact: a set's order (str hashing is seeded per process) cannot tip
-            # a tie, and a sum over fewer terms is the same as over all.
-            if seen_covered[i] != len(covered):
-                seen_covered[i] = len(covered)
-                left = uncovered[i]
-                if left is None:
-                    left = terms[i]
-                now = left - covered
-                if len(now) != len(left):
-                    uncovered[i] = now
-                    fresh_weight[i] = fsum(map(term_weight, now))
-            fresh = fresh_weight[i]
-            if fresh is not None:
-                total = totals[i]
-                if total is None:
-                    total = totals[i] = fsum(map(term_weight, terms[i]))
-                score *= fresh / total
+        if fresh_share is not None and score > 0:
+            score *= fresh_share(i)
         joins = (i > 0 and kept[i - 1]) + (i + 1 < n and kept[i + 1])
         cost = max(tokens[i] + gap_tokens * (1 - joins), 1)
         if texts[i] in said:
@@ -115,13 +92,15 @@ def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covere
         (no novelty, no joins, no facts said) and facts are not counted once each (distinct_facts);
         else None. (It does not call density: a reference back would make a cycle that only the cyclic
         GC frees, and every prune's select state would stay in memory until then.)"""
-        if covered or said or fact_now is not None or any(kept):
+        if (novelty and novelty.covered) or said or fact_now is not None or any(kept):
             return None
         return [(-((facts[i] + info_weight * scores[i] + boost[i]) * lead[i] / max(tokens[i] + gap_tokens, 1)), i)
                 for i in units]
 
     def took(j: int) -> None:
-        """Unit j is kept: its distinct facts are said."""
+        """Unit j is kept: its terms are covered, its distinct facts said."""
+        if novelty is not None:
+            novelty.cover(terms[j])
         if fact_now is not None:
             for f, _ in held[j]:
                 fact_said[f] = True

@@ -97,3 +97,24 @@ def test_html_marks_kept_dropped_and_deleted():
     assert page.count("class='del'") == sum(doc.columns.deleted) > 0
     assert page.count("class='drop'") == len(doc.units) - page.count("class='kept'") - page.count("class='del'")
     assert f"{result.stats.input_tokens} → {result.stats.output_tokens} tokens" in page
+
+
+def test_innermost_sections_is_the_last_section_holding_each_unit():
+    """dropped_warning's section of each lost span, in one sweep: the same as scanning every section for
+    each unit (the last in the list that holds it), over random nested and overlapping sections."""
+    import random
+    from types import SimpleNamespace
+
+    from catp.render import innermost_sections
+
+    rng = random.Random(11)
+    for _ in range(500):
+        n = rng.randint(1, 40)
+        key = []
+        for _ in range(rng.randint(0, 8)):
+            first = rng.randint(0, n - 1)
+            key.append(SimpleNamespace(first=first, end=rng.randint(first + 1, n)))
+        key.sort(key=lambda s: s.first)
+        at = [rng.randint(-1, n - 1) for _ in range(rng.randint(0, 30))]
+        expected = [next((s for s in reversed(key) if s.first <= i < s.end), None) for i in at]
+        assert list(map(id, innermost_sections(key, at))) == list(map(id, expected))
