@@ -92,9 +92,13 @@ class RecordingScorer(_TableBase):
         util.Finalize(None, self._flush, exitpriority=100)
 
     def _nll_windows(self, ids, windows, needed):
+        self.record_document(ids)
+        return [float("nan")] * len(ids)
+
+    def record_document(self, ids) -> None:
+        """Store a document's token ids (a plain-mode request)."""
         self.docs.setdefault(doc_key(ids), np.asarray(ids, dtype=np.int32))
         self._tick()
-        return [float("nan")] * len(ids)
 
     def _score_question(self, ids, todo, tranges, question, stats):
         """Record the request compactly: the question's ids and each unit's slice of the document

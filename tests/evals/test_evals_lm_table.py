@@ -18,7 +18,7 @@ def test_recorder_parts_hold_every_request_once(tmp_path: Path, tiny_model_dir: 
     rec = RecordingScorer()
     docs = [[i, i + 1, i + 2] for i in range(250)]
     for ids in docs:
-        rec._nll_windows(ids, [], None)  # 100 and 200 requests write parts 0 and 1
+        rec.record_document(ids)  # 100 and 200 requests write parts 0 and 1
     rec._flush()  # what exit writes: part 2, the last 50
     rec._flush()  # nothing new: no file
     parts = sorted(tmp_path.glob("rec.*.npz"))
