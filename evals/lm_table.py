@@ -82,14 +82,23 @@ class RecordingScorer(_TableBase):
         self.docs: dict[str, np.ndarray] = {}
         self.seqs: dict[str, tuple[str, list, list]] = {}
         self._calls = 0
+        self._written: set[str] = set()  # keys already in a part file
+        self._parts = 0
         import atexit
+        from multiprocessing import util
 
         atexit.register(self._flush)
+        # an eval worker (--jobs > 1) leaves through multiprocessing, which skips atexit but runs these
+        util.Finalize(None, self._flush, exitpriority=100)
 
     def _nll_windows(self, ids, windows, needed):
+        self.record_document(ids)
+        return [float("nan")] * len(ids)
+
+    def record_document(self, ids) -> None:
+        """Store a document's token ids (a plain-mode request)."""
         self.docs.setdefault(doc_key(ids), np.asarray(ids, dtype=np.int32))
         self._tick()
-        return [float("nan")] * len(ids)
 
     def _score_question(self, ids, todo, tranges, question, stats):
         """Record the request compactly: the question's ids and each unit's slice of the document
@@ -112,13 +121,17 @@ class RecordingScorer(_TableBase):
             self._flush()
 
     def _flush(self) -> None:
-        """One file per process (pid); written every 100 requests and at exit."""
-        if not self.docs:
-            return
-        out = {f"doc_{k}": v for k, v in self.docs.items()}
+        """Part files `<stem>.<pid>.<n>.npz`, each with the requests new since the last one: written every
+        100 requests and at exit (a question may name a document stored in an earlier part)."""
+        out = {f"doc_{k}": v for k, v in self.docs.items() if f"doc_{k}" not in self._written}
         for k, (dk, q_ids, slices) in self.seqs.items():
-            out[f"q_{k}"] = np.asarray([len(q_ids), *q_ids, *[x for sl in slices for x in sl]], dtype=np.int32)
-        np.savez_compressed(self.path.with_name(f"{self.path.stem}.{os.getpid()}.npz"), **out)
+            if f"q_{k}" not in self._written:
+                out[f"q_{k}"] = np.asarray([len(q_ids), *q_ids, *[x for sl in slices for x in sl]], dtype=np.int32)
+        if not out:
+            return
+        self._written.update(out)
+        np.savez_compressed(self.path.with_name(f"{self.path.stem}.{os.getpid()}.{self._parts}.npz"), **out)
+        self._parts += 1
 
 
 class TableScorer(_TableBase):
@@ -178,9 +191,13 @@ def question_seqs(ids: list, packed: np.ndarray):
     return seqs, starts
 
 
-def compute(requests: list[Path], model: str, out_dir: Path, plain: bool = True) -> None:
+def compute(requests: list[Path], model: str, out_dir: Path, plain: bool = True, deadline: float | None = None) -> None:
     """On the GPU: every recorded document's token surprisal and every sequence's mean, one table
-    (float16, `<requests stem>.table.npz` in out_dir) per requests file."""
+    (`<group>.table.npz` in out_dir, float16 surprisal and float32 means) per group of requests files,
+    written as each is done. A group is the name before the first dot: `qtat.123.0.npz` and
+    `qtat.124.0.npz` are parts of group `qtat`; a question may name a document of another part.
+    Groups are done in order of first appearance; with `deadline` (time.time()), none is started after it.
+    bfloat16 on a GPU, float32 on a CPU (bfloat16 matmuls on a CPU are many times slower)."""
     import time
 
     import torch
@@ -188,15 +205,25 @@ def compute(requests: list[Path], model: str, out_dir: Path, plain: bool = True)
     from catp.scoring.lm import LMScorer
 
     started = time.time()
-    scorer = LMScorer(model, device="cuda" if torch.cuda.is_available() else "cpu", engine="hf",
-                      dtype="bfloat16", max_tokens=None)
+    on_gpu = torch.cuda.is_available()
+    scorer = LMScorer(model, device="cuda" if on_gpu else "cpu", engine="hf",
+                      dtype="bfloat16" if on_gpu else "float32", max_tokens=None)
     if os.environ.get("CATP_LM_BOS"):  # the recording side's tokenizer adds this BOS (transformers < 5.24 drops it)
         scorer.bos_id = int(os.environ["CATP_LM_BOS"])
     print(f"loaded {model}: {time.time() - started:.1f} s, bos {scorer.bos_id}", flush=True)
+    groups: dict[str, list[Path]] = {}
     for path in requests:
-        data = np.load(path)
+        groups.setdefault(path.name.split(".")[0], []).append(path)
+    for name, paths in groups.items():
+        if deadline is not None and time.time() > deadline:
+            print(f"{name}: not started (deadline)", flush=True)
+            continue
+        data = {}
+        for path in paths:
+            with np.load(path) as part:
+                data.update({k: part[k] for k in part.files})
         table, tokens, seqs = {}, 0, 0
-        for k in data.files:
+        for k in data:
             if k.startswith("doc_") and plain:
                 ids = data[k].tolist()
                 table[f"nll_{k[4:]}"] = np.asarray(scorer.token_nll(ids), dtype=np.float16)
@@ -205,10 +232,9 @@ def compute(requests: list[Path], model: str, out_dir: Path, plain: bool = True)
                 s, m = question_seqs(data[f"doc_{k[2:].split('_')[0]}"].tolist(), data[k])
                 table[f"seq_{seqs_key(s, m)}"] = np.asarray(scorer._nll_sequences(s, m), dtype=np.float32)
                 seqs += sum(len(x) for x in s)
-        name = path.name.split(".")[0]
         np.savez_compressed(out_dir / f"{name}.table.npz", **table)
-        print(f"{path.name}: {tokens} document tokens, {seqs} sequence tokens: {time.time() - started:.1f} s",
-              flush=True)
+        print(f"{name} ({len(paths)} files): {tokens} document tokens, {seqs} sequence tokens: "
+              f"{time.time() - started:.1f} s", flush=True)
 
 
 def register() -> None:

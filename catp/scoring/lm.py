@@ -314,10 +314,16 @@ class LMScorer(SelfInformationScorer):
         return max(1, min(lanes, self.batch_tokens // length))
 
     def _nll_sequences(self, seqs, measure_from) -> list[float]:
+        """Mean surprisal of each sequence from its `measure_from` position, batched by length. The
+        batch's index arrays are built in numpy (a per-token Python loop was most of the time on a GPU)."""
+        import numpy as np
+
         torch = _import_torch()[0]
         if self.bos_id is not None:
             seqs = [[self.bos_id, *s] for s in seqs]
             measure_from = [m + 1 for m in measure_from]
+        lens = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+        starts = np.asarray(measure_from, dtype=np.int64).reshape(-1)
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         means: list[float] = [0.0] * len(seqs)
         i = 0
@@ -326,25 +332,20 @@ class LMScorer(SelfInformationScorer):
             while j < len(order) and (j - i + 1) * len(seqs[order[j]]) <= self.batch_tokens:
                 j += 1
             batch = order[i:j]
-            width = len(seqs[batch[-1]])
-            rows = torch.zeros((len(batch), width), dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            flat, targets, owner = [], [], []
+            width = int(lens[batch[-1]])
+            rows = np.zeros((len(batch), width), dtype=np.int64)
             for b, k in enumerate(batch):
-                s = seqs[k]
-                rows[b, :len(s)] = torch.as_tensor(list(s))
-                mask[b, :len(s)] = 1
-                for p in range(measure_from[k], len(s)):
-                    flat.append(b * width + p - 1)
-                    targets.append(s[p])
-                    owner.append(k)
-            nll = self._forward_nll(rows, torch.as_tensor(flat), torch.as_tensor(targets), mask).cpu()
-            sums: dict[int, list[float]] = {}
-            for k, v in zip(owner, nll.tolist()):
-                sums.setdefault(k, []).append(v)
-            for k in batch:
-                vals = sums.get(k, [])
-                means[k] = sum(vals) / len(vals) if vals else 0.0
+                rows[b, :lens[k]] = seqs[k]
+            positions = np.arange(width)[None, :]
+            mask = positions < lens[batch][:, None]
+            row_of, pos = np.nonzero((positions >= starts[batch][:, None]) & mask)
+            nll = self._forward_nll(torch.from_numpy(rows), torch.from_numpy(row_of * width + pos - 1),
+                                    torch.from_numpy(rows[row_of, pos]),
+                                    torch.from_numpy(mask.astype(np.int64))).cpu().double().numpy()
+            sums = np.bincount(row_of, weights=nll, minlength=len(batch))
+            counts = np.bincount(row_of, minlength=len(batch))
+            for b, k in enumerate(batch):
+                means[k] = float(sums[b] / counts[b]) if counts[b] else 0.0
             i = j
         return means
 
