@@ -31,7 +31,8 @@ def annotate(doc: Analysis, registry: RuleRegistry, token_starts: list[int], *,
         spans.sort(key=attrgetter(key))
     doc.spans = _once(spans)
     _split_off(doc)
-    _unit_priorities(doc, whole_span_chars, category_weights or {}, _long_whole_spans(doc, token_starts, whole_span_max_tokens))
+    ungrouped = _long_whole_spans(doc, token_starts, whole_span_max_tokens)
+    _unit_priorities(doc, whole_span_chars, category_weights or {}, ungrouped)
     return doc
 
 

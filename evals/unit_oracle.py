@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from bisect import bisect_left, bisect_right
 from fractions import Fraction
 from pathlib import Path
 
@@ -84,7 +85,6 @@ def oracle(text: str, atoms: list[tuple[int, int]], facts: list[tuple[int, int]]
     cost = [counter.count_joined(text, token_starts, [a], GAP) for a in atoms]
     gap = counter.count(GAP)
     a_starts = [a for a, _ in atoms]
-    from bisect import bisect_left, bisect_right
 
     def needs(start: int, end: int) -> list[int]:
         lo = max(bisect_right(a_starts, start) - 1, 0)
