@@ -15,7 +15,7 @@ from catp.rules.registry import RuleRegistry
 
 def annotate(doc: Analysis, registry: RuleRegistry, token_starts: list[int], *,
              langs: set[str], regex_timeout: float = 2.0, whole_span_chars: int = 0,
-             category_weights: dict[str, float] | None = None) -> Analysis:
+             category_weights: dict[str, float] | None = None, whole_span_max_tokens: int = 0) -> Analysis:
     ctx = MatchContext(doc, token_starts, regex_timeout=regex_timeout, anchor_index=registry.anchor_index(langs))
     spans: list[Span] = []
     for compiled in registry.for_langs(langs):
@@ -31,8 +31,18 @@ def annotate(doc: Analysis, registry: RuleRegistry, token_starts: list[int], *,
         spans.sort(key=attrgetter(key))
     doc.spans = _once(spans)
     _split_off(doc)
-    _unit_priorities(doc, whole_span_chars, category_weights or {})
+    ungrouped = _long_whole_spans(doc, token_starts, whole_span_max_tokens)
+    _unit_priorities(doc, whole_span_chars, category_weights or {}, ungrouped)
     return doc
+
+
+def _long_whole_spans(doc: Analysis, token_starts: list[int], max_tokens: int) -> set[int] | None:
+    """The indexes (in doc.spans) of the spans kept whole that are longer than max_tokens tokens: their units
+    are not grouped (None when there is no limit)."""
+    if not max_tokens:
+        return None
+    return {k for k, s in enumerate(doc.spans)
+            if s.whole and bisect_left(token_starts, s.end) - bisect_left(token_starts, s.start) > max_tokens}
 
 
 _CUTTING = (Action.DELETE, Action.DETACH)
@@ -96,7 +106,8 @@ def _covered_units(doc: Analysis, action: Action) -> list[bool] | None:
     return covered
 
 
-def _unit_priorities(doc: Analysis, whole_span_chars: int, category_weights: Mapping[str, float]) -> None:
+def _unit_priorities(doc: Analysis, whole_span_chars: int, category_weights: Mapping[str, float],
+                     ungrouped: set[int] | None = None) -> None:
     """Per unit: the highest priority, the rules, deletion, boost, value (facts) and group.
     A protected span's fact weight (once per match of its rule on that range) (times its category's weight, 1 when not listed) is shared among
     its units by overlap; a span kept whole counts one fact per `whole_span_chars` characters when
@@ -116,7 +127,7 @@ def _unit_priorities(doc: Analysis, whole_span_chars: int, category_weights: Map
     detached = _covered_units(doc, DETACH)
     weights: dict[tuple[int, str], float] = {}  # fact weight per priority and category, worked out once
     category_weight = category_weights.get
-    for span in doc.spans:
+    for k, span in enumerate(doc.spans):
         s_start, s_end, action, rule_id, prio = span.start, span.end, span.action, span.rule_id, span.priority
         i = bisect_right(starts, s_start) - 1
         if i < 0:
@@ -144,6 +155,7 @@ def _unit_priorities(doc: Analysis, whole_span_chars: int, category_weights: Map
             if span.matches > 1:
                 weight *= span.matches
             whole = span.whole
+            binds = whole and not (ungrouped and k in ungrouped)  # a long one's units stay free
             per = s_end - s_start  # the span's weight is shared by overlap ...
             if whole and whole_span_chars:
                 per = min(per, whole_span_chars)  # ... or counted once per whole_span_chars characters
@@ -158,7 +170,7 @@ def _unit_priorities(doc: Analysis, whole_span_chars: int, category_weights: Map
                 unit_rules = rules[i]
                 if rule_id not in unit_rules:
                     unit_rules.append(rule_id)
-                if whole:  # join the group of the span's first unit
+                if binds:  # join the group of the span's first unit
                     if joined == -1:
                         joined = group[i] if group[i] != -1 else i
                     group[i] = joined

@@ -31,6 +31,7 @@ from catp.rules.schema import SelectionPolicy
 from catp.scoring.base import rank_map
 from catp.scoring.lexical import LexicalScorer, index_terms
 from catp.segment import segment as segment_units
+from catp.segment.clauses import clause_units
 from catp.select import Selection, drop_bare_runs, question_first, runs
 from catp.select import select as select_units
 from catp.select.coverage import find_key_sections
@@ -86,6 +87,8 @@ def segment(parts: Pruner, call: Call) -> None:
     analysis = call.analysis
     call.policy = parts.policy(analysis.domain, analysis.lang)
     segment_units(analysis, split_parentheses=call.policy.split_parentheses)
+    if call.policy.clause_units:
+        clause_units(analysis)
 
 
 def annotate(parts: Pruner, call: Call) -> None:
@@ -93,7 +96,8 @@ def annotate(parts: Pruner, call: Call) -> None:
     analysis, policy = call.analysis, call.policy
     annotate_units(analysis, parts.registry(analysis.domain), analysis.token_starts, langs=call.langs,
                    regex_timeout=parts.regex_timeout, whole_span_chars=policy.whole_span_chars,
-                   category_weights=policy.category_weights)
+                   category_weights=policy.category_weights,
+                   whole_span_max_tokens=policy.whole_span_max_tokens)
     analysis.key_sections = find_key_sections(analysis, policy)
 
 

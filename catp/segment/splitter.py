@@ -28,6 +28,8 @@ class SegmentationConfig(BaseModel):
     parenthesis_end: str
     min_clause_chars: int
     max_unit_chars: int
+    clause_unit_end: str  # catp.segment.clauses
+    clause_unit_min_chars: int
 
 
 class Segmenter:

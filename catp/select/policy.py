@@ -80,6 +80,12 @@ class SelectionPolicy(BaseModel):
     split_parentheses: bool = Field(False, description="a parenthesis inside a sentence also starts and ends a unit "
                                     "(segmentation.yaml's parenthesis_end): abbreviations, reference ranges and asides "
                                     "become units of their own")
+    clause_units: bool = Field(False, description="units are cut further at every clause mark and inline "
+                               "enumeration (segmentation.yaml's clause_unit_end): a sentence holding several facts "
+                               "is kept clause by clause")
+    whole_span_max_tokens: int = Field(0, ge=0, le=1_000_000, description="a span a rule keeps whole (expand) "
+                                       "longer than this many tokens no longer binds its units together: its "
+                                       "clauses are kept or dropped one by one (its facts still count); 0: no limit")
     whole_span_tokens: int = Field(0, ge=0, le=1_000_000, description="a unit of a span kept whole of t tokens "
                                    "weighs N / t past N tokens, sqrt(N / t) below (the facts a sentence holds grow "
                                    "with the root of its length, then stop); 0: no such factor")

@@ -270,3 +270,23 @@ def test_a_rule_s_repeated_matches_on_one_range_are_one_span_counting_each_match
     segment(doc1)
     annotate(doc1, registry, load_token_counter().token_starts(one), langs={"en"})
     assert [s.matches for s in doc1.spans] == [1]
+
+
+def test_whole_span_max_tokens_frees_the_clauses_of_a_long_sentence_kept_whole():
+    text = "The Licensee shall pay a royalty of five percent on all net sales, payable each quarter, " \
+           "with statements, in arrears. Nothing else happens here."
+    registry = RuleRegistry([load_text(WHOLE_RULES, "w.yaml")])
+    starts = load_token_counter().token_starts(text)
+
+    def columns(max_tokens: int):
+        doc = Analysis(text=text, lang="en")
+        segment(doc)
+        annotate(doc, registry, starts, langs={"en"}, whole_span_max_tokens=max_tokens)
+        return doc.columns
+
+    sentence_tokens = sum(1 for s in starts if s < text.index(" Nothing"))
+    bound, free = columns(sentence_tokens + 5), columns(sentence_tokens - 5)
+    assert len({g for g in bound.group if g != -1}) == 1  # short enough: one group
+    assert all(g == -1 for g in free.group)  # longer than the limit: each clause alone
+    assert sum(free.value) == pytest.approx(sum(bound.value))  # its fact still counts, shared by overlap
+    assert free.rules == bound.rules and free.priority == bound.priority

@@ -116,3 +116,26 @@ def _policy_file(**fields) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False, encoding="utf-8") as f:
         yaml.safe_dump({"name": "coverage_off", "selection": {"en": fields, "zh": fields}}, f)
         return f.name
+
+
+def _cases_zh() -> str:
+    """A joined judgments file as the CAIL dev set holds it: each case's header names its cause."""
+    causes = ["民间借贷纠纷", "买卖合同纠纷", "机动车交通事故责任纠纷", "离婚纠纷", "劳动争议", "房屋租赁合同纠纷"]
+    body = ("经审理查明：原告与被告于2015年3月{d}日签订协议，约定被告向原告支付款项人民币{a}元，被告至今未付。"
+            "原告多次催要，被告以资金紧张为由拒绝支付，双方由此发生争议。另查明，被告于2016年{d}月另行出具欠条一份，"
+            "载明欠款{a}元及利息，并承诺于同年年底前还清，但至今仍未履行。")
+    return "\n".join(f"【案件 {k + 1}｜{cause}】\n" + body.format(d=k + 2, a=1000 * (k + 3)) * 3
+                     for k, cause in enumerate(causes))
+
+
+def test_a_judgment_s_case_headers_are_key_sections_covered_first(tmp_path):
+    # legal zh: each case header ('【案件 N｜案由】') is a key section, even where its cause (劳动争议) names a
+    # dispute, and coverage keeps the first ones' headers where value per token alone does not
+    text = _cases_zh()
+    legal = Pruner(domain="legal")
+    doc = legal.analyse(text, ratio=1)
+    assert [(s.name, s.heading) for s in doc.key_sections] == [("case", True)] * 6
+    no_coverage = tmp_path / "off.yaml"
+    no_coverage.write_text("name: no_coverage\nselection:\n  zh: {coverage_share: 0.0}\nrules: []\n", encoding="utf-8")
+    assert "【案件 1｜民间借贷纠纷】" in legal.prune(text, budget=200).text
+    assert "【案件 1｜民间借贷纠纷】" not in Pruner(domain="legal", rules=[no_coverage]).prune(text, budget=200).text

@@ -1,0 +1,30 @@
+"""evals/unit_oracle.py: the greedy oracle keeps the facts that fit, never over the budget."""
+
+from __future__ import annotations
+
+from catp.tokens import load_token_counter
+from evals.unit_oracle import GAP, oracle
+
+TEXT = ("The Licensee shall pay a fee of US$1,250,000, payable within thirty days, together with interest at the "
+        "statutory rate and any taxes, duties and levies that apply to it. Nothing else matters here at all. "
+        "This Agreement is governed by the laws of Singapore.")
+
+
+def atoms_and_facts():
+    cuts = [0, TEXT.index(" payable"), TEXT.index(" Nothing"), TEXT.index(" This"), len(TEXT)]
+    atoms = [(a + (TEXT[a] == " "), b) for a, b in zip(cuts, cuts[1:])]
+    facts = [(TEXT.index("US$1,250,000"), TEXT.index("US$1,250,000") + 12), (TEXT.index("laws of Singapore"), len(TEXT) - 1)]
+    return atoms, facts
+
+
+def test_the_oracle_keeps_the_facts_that_fit_within_the_budget():
+    counter = load_token_counter(None)
+    starts = counter.token_starts(TEXT)
+    atoms, facts = atoms_and_facts()
+    fee, law = (counter.count(TEXT[a:b]) for a, b in (atoms[0], atoms[3]))
+    assert oracle(TEXT, atoms, facts, len(starts), counter, starts)[0] == 2
+    kept, used, gap = oracle(TEXT, atoms, facts, fee + law + counter.count(GAP), counter, starts)
+    assert kept == 2 and gap == counter.count(GAP) and used <= fee + law + gap  # both, one marker between
+    kept, used, _ = oracle(TEXT, atoms, facts, max(fee, law), counter, starts)
+    assert kept == 1 and used <= max(fee, law)
+    assert oracle(TEXT, atoms, facts, 3, counter, starts)[0] == 0  # nothing fits
