@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from catp.tokens import load_token_counter
-from evals.unit_oracle import GAP, oracle
+from evals.unit_oracle import GAP, oracle, quote_bound
 
 TEXT = ("The Licensee shall pay a fee of US$1,250,000, payable within thirty days, together with interest at the "
         "statutory rate and any taxes, duties and levies that apply to it. Nothing else matters here at all. "
@@ -28,3 +28,17 @@ def test_the_oracle_keeps_the_facts_that_fit_within_the_budget():
     kept, used, _ = oracle(TEXT, atoms, facts, max(fee, law), counter, starts)
     assert kept == 1 and used <= max(fee, law)
     assert oracle(TEXT, atoms, facts, 3, counter, starts)[0] == 0  # nothing fits
+
+
+def test_the_quote_bound_is_exact_and_never_below_the_unit_oracle():
+    counter = load_token_counter(None)
+    starts = counter.token_starts(TEXT)
+    atoms, facts = atoms_and_facts()
+    fee, law = (counter.count(TEXT[a:b]) for a, b in facts)
+    gap = counter.count(GAP)
+    assert quote_bound(TEXT, facts, fee + law + gap, counter) == 2  # both quotes, one marker between
+    assert quote_bound(TEXT, facts, fee + law + gap - 1, counter) == 1
+    assert quote_bound(TEXT, facts, min(fee, law) - 1, counter) == 0
+    assert quote_bound(TEXT, facts, fee + law + gap - 1, counter, share=0.5) == 2  # half of each quote may go
+    for budget in range(0, len(starts) + 1, 7):
+        assert quote_bound(TEXT, facts, budget, counter) >= oracle(TEXT, atoms, facts, budget, counter, starts)[0]
