@@ -11,6 +11,7 @@ import typer
 
 from catp.commands.output import echo_text
 from catp.commands.budget import Lang, check_timeouts, log_to_stderr, server_option
+from catp.commands.pruner_options import SERVED_TOKENIZER_HELP, domain_option, rules_option, tokenizer_option
 from catp.config import DEFAULTS
 from catp.errors import CatpError
 from catp.jsontext import model_json
@@ -26,14 +27,14 @@ def ask_command(
     question: str = typer.Argument(..., help="The question to ask about it."),
     server: str = server_option(),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Served model name; default: the first one."),
-    domain: str = typer.Option(DEFAULTS.domain, "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
+    domain: str = domain_option(),
     stream: bool = typer.Option(False, "--stream/--no-stream", help="Print the answer as it arrives."),
     max_tokens: int = typer.Option(DEFAULTS.max_tokens, "--max-tokens", min=1, help="Tokens reserved for the answer."),
     show_pruned: bool = typer.Option(False, "--show-pruned", help="Print the pruned document (stderr) first."),
     concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", "-c", min=1, help="Keep the prompt within this many requests' KV share."),
     budget: Optional[int] = typer.Option(DEFAULTS.budget, "--budget", "-b", min=1, help="Document budget in tokens (default: the engine's)."),
-    rules: list[Path] = typer.Option(list(DEFAULTS.rules), "--rules", help="Extra rule file (repeatable)."),
-    tokenizer: Optional[str] = typer.Option(DEFAULTS.tokenizer, "--tokenizer", help="Pruning tokenizer (default: the served model's if local, else Qwen BPE)."),
+    rules: list[Path] = rules_option(),
+    tokenizer: Optional[str] = tokenizer_option(SERVED_TOKENIZER_HELP),
     lang: Optional[Lang] = typer.Option(None, "--lang", help="Prompt template language (default: detected)."),
     template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file (YAML/JSON)."),
     system: Optional[str] = typer.Option(None, "--system", help="An extra system instruction."),

@@ -19,6 +19,7 @@ from catp.commands.scorer_options import (
     scorer_sha256_option,
     scorer_url_option,
 )
+from catp.commands.pruner_options import cue_window_option, domain_option, gap_marker_option, rules_option, tokenizer_option
 from catp.config import DEFAULTS
 from catp.errors import CatpError
 
@@ -37,14 +38,14 @@ def batch_command(
                                                                  "or ray://HOST:PORT; default a local Ray."),
     resume: bool = typer.Option(False, "--resume", help="Keep the rows already in the output and prune only "
                                                        "the input rows whose id is not there (appended)."),
-    domain: str = typer.Option(DEFAULTS.domain, "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
+    domain: str = domain_option(),
     budget: Optional[int] = typer.Option(DEFAULTS.budget, "--budget", "-b", help="Budget in tokens (a JSONL row's own budget/ratio wins)."),
     ratio: Optional[str] = typer.Option(DEFAULTS.ratio, "--ratio", "-r", help="Budget as a share of each input, e.g. 1/6."),
     question: Optional[str] = typer.Option(DEFAULTS.question, "--question", "-q", help="Rank text by relevance to this question (a row's own wins)."),
-    rules: list[Path] = typer.Option(list(DEFAULTS.rules), "--rules", help="Extra rule file (repeatable)."),
-    tokenizer: Optional[str] = typer.Option(DEFAULTS.tokenizer, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
-    gap_marker: str = typer.Option(DEFAULTS.gap_marker, "--gap-marker", help="Put between non-adjacent kept pieces."),
-    cue_window: Optional[int] = typer.Option(DEFAULTS.cue_window_tokens, "--cue-window", help="Tokens kept after but/however/但是…"),
+    rules: list[Path] = rules_option(),
+    tokenizer: Optional[str] = tokenizer_option(),
+    gap_marker: str = gap_marker_option(),
+    cue_window: Optional[int] = cue_window_option(),
     scorer: str = scorer_option(),
     scorer_model: Optional[str] = scorer_model_option(),
     scorer_url: Optional[str] = scorer_url_option(),

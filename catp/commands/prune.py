@@ -20,6 +20,7 @@ from catp.commands.scorer_options import (
     scorer_sha256_option,
     scorer_url_option,
 )
+from catp.commands.pruner_options import cue_window_option, domain_option, gap_marker_option, rules_option, tokenizer_option
 from catp.config import DEFAULTS
 from catp.errors import CatpError
 from catp.jsontext import model_json
@@ -55,16 +56,16 @@ def prune_command(
     files: list[str] = typer.Argument(..., help="Document to prune (text, Markdown, PDF, DOCX or HTML), or - for stdin. Several "
                                       "files, a folder, or a .jsonl/.parquet file (one document per line/row): "
                                       "one JSONL row per document, as `catp batch` writes them."),
-    domain: str = typer.Option(DEFAULTS.domain, "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
+    domain: str = domain_option(),
     budget: Optional[int] = typer.Option(DEFAULTS.budget, "--budget", "-b", help="Budget in tokens."),
     ratio: Optional[str] = typer.Option(DEFAULTS.ratio, "--ratio", "-r", help="Budget as a share of the input, e.g. 1/6."),
     question: Optional[str] = typer.Option(DEFAULTS.question, "--question", "-q", help="Rank text by relevance to this question."),
-    rules: list[Path] = typer.Option(list(DEFAULTS.rules), "--rules", help="Extra rule file (repeatable)."),
-    tokenizer: Optional[str] = typer.Option(DEFAULTS.tokenizer, "--tokenizer", help="Tokenizer: tokenizer.json, folder or HF id. Default: Qwen BPE."),
+    rules: list[Path] = rules_option(),
+    tokenizer: Optional[str] = tokenizer_option(),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="text, json or html."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here instead of stdout (- is stdout)."),
-    gap_marker: str = typer.Option(DEFAULTS.gap_marker, "--gap-marker", help="Put between non-adjacent kept pieces."),
-    cue_window: Optional[int] = typer.Option(DEFAULTS.cue_window_tokens, "--cue-window", help="Tokens kept after but/however/但是… (default 50)."),
+    gap_marker: str = gap_marker_option(),
+    cue_window: Optional[int] = cue_window_option(),
     encoding: Optional[str] = typer.Option(DEFAULTS.encoding, "--encoding", help="Override encoding detection (text and HTML, not PDF or DOCX)."),
     max_bytes: int = typer.Option(DEFAULTS.max_bytes, "--max-bytes", min=1, help="Refuse inputs larger than this."),
     scorer: str = scorer_option(),

@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 
+from catp.commands.pruner_options import SERVED_TOKENIZER_HELP, domain_option, rules_option, tokenizer_option
 from catp.config import DEFAULTS
 from catp.errors import CatpError
 
@@ -17,9 +18,9 @@ def serve_command(
     upstream: str = typer.Option(..., "--upstream", "-u", help="The vLLM server, with or without /v1."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (default: this machine only)."),
     port: int = typer.Option(8100, "--port", "-p", min=1, max=65535, help="Port to listen on."),
-    domain: str = typer.Option(DEFAULTS.domain, "--domain", "-d", help="Rule set: auto (detected), legal, finance, medical, general, or a --rules file's name."),
-    rules: list[Path] = typer.Option(list(DEFAULTS.rules), "--rules", help="Extra rule file (repeatable)."),
-    tokenizer: Optional[str] = typer.Option(DEFAULTS.tokenizer, "--tokenizer", help="Pruning tokenizer (default: the served model's if local, else Qwen BPE)."),
+    domain: str = domain_option(),
+    rules: list[Path] = rules_option(),
+    tokenizer: Optional[str] = tokenizer_option(SERVED_TOKENIZER_HELP),
     concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", "-c", min=1, help="Keep each prompt within this many requests' KV share."),
     max_tokens: int = typer.Option(DEFAULTS.max_tokens, "--max-tokens", min=1, help="Tokens reserved for the answer when a request gives no max_tokens."),
     workers: int = typer.Option(2, "--workers", "-w", min=1, help="Pruning processes."),
