@@ -4,27 +4,26 @@ the input; a sentence that holds several facts (a fee among escrow terms) no lon
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
-from importlib import resources
 
 import regex
-import yaml
 
 from catp.document import Analysis, Unit, UnitKind
+from catp.segment.splitter import default_segmenter
 
 _SPLIT_KINDS = (UnitKind.SENTENCE, UnitKind.CLAUSE, UnitKind.LIST_ITEM)
 
 
 @lru_cache(maxsize=1)
-def _config() -> tuple[regex.Pattern, int]:
-    raw = yaml.safe_load(resources.files("catp.segment").joinpath("segmentation.yaml").read_text(encoding="utf-8"))
-    return regex.compile(raw["clause_unit_end"]), int(raw["clause_unit_min_chars"])
+def _clause_end() -> regex.Pattern:
+    return regex.compile(default_segmenter().config.clause_unit_end)
 
 
 def cuts(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """text[start:end] as clause pieces (stripped, in order); short pieces join a neighbour."""
-    pattern, minimum = _config()
-    edges = [start, *(m.start() for m in pattern.finditer(text, start, end) if start < m.start() < end), end]
+    minimum = default_segmenter().config.clause_unit_min_chars
+    edges = [start, *(m.start() for m in _clause_end().finditer(text, start, end) if start < m.start() < end), end]
     pieces: list[tuple[int, int]] = []
     for a, b in zip(edges, edges[1:]):
         while a < b and text[a].isspace():
@@ -33,8 +32,7 @@ def cuts(text: str, start: int, end: int) -> list[tuple[int, int]]:
             b -= 1
         if a >= b:
             continue
-        visible = b - a - sum(1 for c in text[a:b] if c.isspace())
-        if pieces and (visible < minimum or _visible(text, *pieces[-1]) < minimum):
+        if pieces and (_visible(text, a, b) < minimum or _visible(text, *pieces[-1]) < minimum):
             pieces[-1] = (pieces[-1][0], b)
         else:
             pieces.append((a, b))
@@ -45,30 +43,32 @@ def _visible(text: str, a: int, b: int) -> int:
     return b - a - sum(1 for c in text[a:b] if c.isspace())
 
 
+def _pieces(doc: Analysis) -> Iterator[tuple[Unit, int, int]]:
+    """(unit, start, end) for each clause piece of doc's units, in order; headings and table rows stay whole."""
+    for unit in doc.units:
+        if unit.kind not in _SPLIT_KINDS:
+            yield unit, unit.start, unit.end
+        else:
+            for a, b in cuts(doc.text, unit.start, unit.end):
+                yield unit, a, b
+
+
 def clause_units(doc: Analysis) -> Analysis:
     """doc's sentence, clause and list-item units cut into clause pieces (headings and table rows stay)."""
-    text = doc.text
     units: list[Unit] = []
-    for unit in doc.units:
+    previous = None
+    for unit, a, b in _pieces(doc):
         if unit.kind not in _SPLIT_KINDS:
             unit.index = len(units)
             units.append(unit)
-            continue
-        kind = unit.kind
-        for a, b in cuts(text, unit.start, unit.end):
-            units.append(Unit(len(units), a, b, kind, unit.sentence))
-            kind = UnitKind.CLAUSE
+        else:  # a unit's first piece keeps its kind, the others are clauses
+            units.append(Unit(len(units), a, b, unit.kind if unit is not previous else UnitKind.CLAUSE, unit.sentence))
+        previous = unit
     doc.units = units
     return doc
 
 
 def split_units(doc) -> list[tuple[int, int, bool]]:
     """The analysed doc's live units cut into clause pieces, as (start, end, deleted): for evals.unit_oracle."""
-    out = []
     deleted = doc.columns.deleted
-    for unit in doc.units:
-        if unit.kind not in _SPLIT_KINDS:
-            out.append((unit.start, unit.end, deleted[unit.index]))
-            continue
-        out.extend((a, b, deleted[unit.index]) for a, b in cuts(doc.text, unit.start, unit.end))
-    return out
+    return [(a, b, deleted[unit.index]) for unit, a, b in _pieces(doc)]
