@@ -10,7 +10,7 @@ from functools import lru_cache
 import regex
 
 from catp.document import Analysis, Unit, UnitKind
-from catp.segment.splitter import default_segmenter
+from catp.segment.splitter import default_segmenter, strip_span
 
 _SPLIT_KINDS = (UnitKind.SENTENCE, UnitKind.CLAUSE, UnitKind.LIST_ITEM)
 
@@ -26,10 +26,7 @@ def cuts(text: str, start: int, end: int) -> list[tuple[int, int]]:
     edges = [start, *(m.start() for m in _clause_end().finditer(text, start, end) if start < m.start() < end), end]
     pieces: list[tuple[int, int]] = []
     for a, b in zip(edges, edges[1:]):
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
+        a, b = strip_span(text, a, b)
         if a >= b:
             continue
         if pieces and (_visible(text, a, b) < minimum or _visible(text, *pieces[-1]) < minimum):

@@ -50,7 +50,7 @@ class Segmenter:
         sentence = 0
         text = doc.text
         for line in _LINE.finditer(text):
-            start, end = _strip(text, line.start(), line.end())
+            start, end = strip_span(text, line.start(), line.end())
             if start >= end:
                 continue
             body = text[start:end]
@@ -91,7 +91,7 @@ class Segmenter:
         kind = first_kind
         limit = self.config.max_unit_chars
         for a, b, ends_sentence in merged:
-            a, b = _strip(text, a, b)
+            a, b = strip_span(text, a, b)
             if a >= b:
                 continue
             # a stripped piece this short is what _cap would yield (no generator for most pieces)
@@ -144,16 +144,17 @@ class Segmenter:
         while end - start > limit:
             cut = text.rfind(" ", start + limit // 2, start + limit)
             cut = cut if cut > start else start + limit
-            a, b = _strip(text, start, cut)
+            a, b = strip_span(text, start, cut)
             if a < b:
                 yield a, b
-            start, _ = _strip(text, cut, end)
-        a, b = _strip(text, start, end)
+            start, _ = strip_span(text, cut, end)
+        a, b = strip_span(text, start, end)
         if a < b:
             yield a, b
 
 
-def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """text[start:end] without its leading and trailing whitespace, as offsets."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
