@@ -53,6 +53,7 @@ def _pieces_by(units, key) -> list[tuple[int, int]]:
 def granularities(pruner, doc, windows: list[int]) -> dict[str, list[tuple[int, int]]]:
     """name -> the document's atoms as (start, end), in order, boilerplate units left out."""
     from catp.segment import clauses
+    from catp.segment.splitter import strip_span
 
     analysed = pruner.analyse(doc.text, ratio=0.5, domain=doc.domain)
     units, cols = analysed.units, analysed.columns
@@ -68,15 +69,8 @@ def granularities(pruner, doc, windows: list[int]) -> dict[str, list[tuple[int, 
     starts = analysed.token_starts
     for n in windows:
         cuts = starts[::n] + [len(doc.text)]
-        pieces = []
-        for a, b in zip(cuts, cuts[1:]):
-            while a < b and doc.text[a].isspace():
-                a += 1
-            while b > a and doc.text[b - 1].isspace():
-                b -= 1
-            if a < b:
-                pieces.append((a, b))
-        out[f"window-{n}"] = pieces
+        stripped = (strip_span(doc.text, a, b) for a, b in zip(cuts, cuts[1:]))
+        out[f"window-{n}"] = [(a, b) for a, b in stripped if a < b]
     return out
 
 
@@ -239,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 kept_all, facts_all, gap_all, used_all = kept_all + kept, facts_all + facts, gap_all + gap, used_all + used
             dev_share = sum(d[0] for d in dev) / max(sum(d[1] for d in dev), 1)
             print(f"| {name} | {r} | " + " | ".join(cells) + f" | {dev_share:.2f} | {kept_all / facts_all:.2f} | "
-                  (f"{gap_all} ({gap_all / used_all:.0%}) |" if used_all else "– |"))
+                  + (f"{gap_all} ({gap_all / used_all:.0%}) |" if used_all else "– |"))
     return 0
 
 

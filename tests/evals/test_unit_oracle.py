@@ -42,3 +42,19 @@ def test_the_quote_bound_is_exact_and_never_below_the_unit_oracle():
     assert quote_bound(TEXT, facts, fee + law + gap - 1, counter, share=0.5) == 2  # half of each quote may go
     for budget in range(0, len(starts) + 1, 7):
         assert quote_bound(TEXT, facts, budget, counter) >= oracle(TEXT, atoms, facts, budget, counter, starts)[0]
+
+
+def test_the_command_prints_a_row_per_granularity_and_ratio(tmp_path, capsys):
+    import json
+
+    from evals.unit_oracle import main
+
+    line = {"id": "fee", "domain": "legal", "lang": "en", "text": TEXT,
+            "facts": [{"quote": "US$1,250,000", "kind": "fee", "why": "the fee"},
+                      {"quote": "the laws of Singapore", "kind": "governing_law", "why": "law"}]}
+    (tmp_path / "one.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert main(["--data", str(tmp_path / "one.jsonl"), "--ratios", "1/2,1", "--windows", "16"]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| ") and "---" not in r][1:]
+    names = ["catp-atoms", "sentences", "catp-units", "clauses", "window-16", "quotes (bound)", "quotes at 90 % (bound)"]
+    assert [r.split(" | ")[0][2:] for r in rows] == [n for n in names for _ in (1, 2)]
+    assert all(r.endswith(" |") for r in rows) and rows[-1].split(" | ")[-2] == "1.00"  # all facts, whole text
