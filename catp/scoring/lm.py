@@ -137,7 +137,8 @@ class LMScorer(SelfInformationScorer):
         for attr in ("final_logit_softcapping", "logit_scale", "output_multiplier_scale"):
             if getattr(cfg, attr, None) not in (None, 1, 1.0):
                 raise ModelError(f"scorer model {self.model_source}: {attr} is not supported")
-        self.max_len = int(getattr(cfg, "max_position_embeddings", None) or 2048)
+        # a window and its BOS column fit the positions the model knows
+        self.max_len = int(getattr(cfg, "max_position_embeddings", None) or 2048) - int(self.bos_id is not None)
         self._base = self.model.base_model
         self._head = self.model.get_output_embeddings()
         if self._head is None:

@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 
 from catp.errors import BackendError, ModelError
-from catp.scoring.logprobs import COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window, needed_ranges, split_options
+from catp.scoring.logprobs import (COMMON_OPTIONS, QUESTION_TEMPLATE, SelfInformationScorer, Window,
+                                   leading_special_token, needed_ranges, split_options)
 from catp.scoring.manifest import verify_manifest
 from catp.scoring.model_source import load_tokenizer, resolve_model
 
@@ -60,14 +61,16 @@ class VLLMScorer(SelfInformationScorer):
             raise BackendError(f"{self.root}/v1/models: no served model in the answer") from None
         if max_model_len < 2:
             raise BackendError(f"{self.root}/v1/models does not give max_model_len for {self.served_model}")
-        self.max_len = max_model_len - 1  # room for the one generated token
-
         source = model or self.served_model
         folder = resolve_model(source, allow_download=allow_download, tokenizer_only=True)
         if sha256:
             verify_manifest(folder, sha256)
         self.tokenizer = load_tokenizer(folder)
         self._check_tokenizer(source)
+        # Gemma: every prompt starts with <bos>, as the local scorer feeds it (ids are sent as they are)
+        self.bos_id = leading_special_token(self.tokenizer)
+        self._lead = [] if self.bos_id is None else [self.bos_id]
+        self.max_len = max_model_len - 1 - len(self._lead)  # room for the BOS and the one generated token
 
     @classmethod
     def from_options(cls, **opts: Any) -> VLLMScorer:
@@ -178,18 +181,20 @@ class VLLMScorer(SelfInformationScorer):
         out = [math.nan] * len(ids)
         starts = [a for a, _ in needed]
         for group in self._batches([w.end - w.start for w in windows]):
-            prompts = [ids[windows[i].start:windows[i].end] for i in group]
+            prompts = [self._lead + ids[windows[i].start:windows[i].end] for i in group]
+            lead = len(self._lead)
             for i, vals in zip(group, self._prompt_logprobs(prompts)):
                 w = windows[i]
                 for a, b in needed_ranges(needed, starts, w.score_from, w.end):
-                    out[a:b] = vals[a - w.start:b - w.start]
+                    out[a:b] = vals[a - w.start + lead:b - w.start + lead]
         return out
 
     def _nll_sequences(self, seqs, measure_from) -> list[float]:
         means = [0.0] * len(seqs)
-        for group in self._batches([len(s) for s in seqs]):
-            for i, vals in zip(group, self._prompt_logprobs([list(seqs[i]) for i in group])):
-                part = vals[measure_from[i]:]
+        lead = len(self._lead)
+        for group in self._batches([len(s) + lead for s in seqs]):
+            for i, vals in zip(group, self._prompt_logprobs([self._lead + list(seqs[i]) for i in group])):
+                part = vals[measure_from[i] + lead:]
                 means[i] = math.fsum(part) / len(part) if part else 0.0
         return means
 

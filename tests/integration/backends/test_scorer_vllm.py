@@ -124,6 +124,48 @@ def test_unit_and_question_scores_equal_transformers(f32_server, lm):
         assert max(abs(a[c] - b[c]) for c in cands) < 1e-3, question
 
 
+@pytest.fixture(scope="module")
+def bos_tokenizer_dir(tiny_model_dir, tmp_path_factory) -> Path:
+    """The tiny model's tokenizer made to put a BOS token (<|endoftext|>) before every text, as Gemma's does;
+    the ids of a text without special tokens are unchanged."""
+    from tokenizers import Tokenizer
+    from tokenizers.processors import TemplateProcessing
+
+    tok = Tokenizer.from_file(str(tiny_model_dir / "tokenizer.json"))
+    bos = tok.token_to_id("<|endoftext|>")
+    tok.post_processor = TemplateProcessing(single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", bos)])
+    folder = tmp_path_factory.mktemp("bos-tokenizer")
+    tok.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+@pytest.mark.vllm
+def test_a_bos_tokenizer_gets_its_bos_through_the_server_as_locally(f32_server, tiny_model_dir, bos_tokenizer_dir):
+    """A model whose tokenizer starts every text with a BOS (Gemma) is fed one before every window and every
+    question sequence by both scorers: the values agree, and a window and its BOS still fit the served length."""
+    from catp.scoring.lm import LMScorer
+    from catp.scoring.model_source import load_tokenizer
+
+    lm = LMScorer(str(tiny_model_dir), tokenizer=load_tokenizer(bos_tokenizer_dir), device="cpu", window=512,
+                  overlap=128, max_tokens=10**6)
+    remote = VLLMScorer(f32_server, model=str(bos_tokenizer_dir), window=512, overlap=128)
+    assert remote.bos_id == lm.bos_id is not None
+    ids = remote.tokenizer.encode(" ".join(LEGAL * 16), add_special_tokens=False).ids
+    got, want = remote.token_nll(ids), lm.token_nll(ids)
+    assert max(abs(a - b) for a, b in zip(got[1:], want[1:])) < 1e-3
+    plain = VLLMScorer(f32_server, window=512, overlap=128).token_nll(ids)  # the same ids, no BOS
+    assert max(abs(a - b) for a, b in zip(got[1:], plain[1:])) > 1e-2  # the BOS is what the values see
+    doc = make_doc(" ".join(LEGAL * 4))
+    cands = list(range(len(doc.units)))
+    for question in (None, "What is the governing law?"):
+        a, b = remote.score(doc, cands, question=question), lm.score(doc, cands, question=question)
+        assert max(abs(a[c] - b[c]) for c in cands) < 1e-3, question
+    wide = VLLMScorer(f32_server, model=str(bos_tokenizer_dir), window=100_000, overlap=1024)
+    assert wide.max_len == f32_server.max_model_len - 2
+    long_ids = wide.tokenizer.encode(" ".join(LEGAL * 40), add_special_tokens=False).ids
+    assert all(math.isfinite(x) for x in wide.token_nll(long_ids)[1:])  # the server takes every window
+
+
 @pytest.mark.vllm
 def test_only_candidate_windows_are_sent(f32_server):
     sent: list[int] = []
