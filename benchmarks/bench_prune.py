@@ -1,6 +1,6 @@
 """Pruning speed and memory, rules-only path (default lexical scorer), as ratios measured in one run.
 
-    python benchmarks/bench_prune.py                 # everything (about 5 minutes on 2 cores)
+    python benchmarks/bench_prune.py                 # everything (speed of cuad and zh alone: 3.5 minutes at load 1)
     python benchmarks/bench_prune.py --quick         # no 1M-token documents, fewer repeats
     python benchmarks/bench_prune.py --json out.json
 
