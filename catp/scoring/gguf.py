@@ -5,8 +5,10 @@ A `.gguf` file given as the scorer model is
 1. verified first: its sha256 against `sha256=` (a 64-digit hex digest, or a
    sha256sum-style manifest that lists the file by name);
 2. converted once by transformers (`gguf_file=`: dequantized to float32, the
-   tokenizer rebuilt) into a plain model folder: `model.safetensors`
-   (safetensors' `save_model`), `config.json` without `quantization_config`,
+   tokenizer rebuilt) into a plain model folder: `model.safetensors` (each
+   tensor once, under its first name: a tied output layer is stored as the input
+   embedding, as `save_pretrained` does, so vLLM can serve the folder),
+   `config.json` without `quantization_config`,
    `tokenizer.json` and `SHA256SUMS`, a manifest of those files;
 3. cached under `<user cache>/catp/gguf/<sha256 of the GGUF>/` (CATP_CACHE_DIR,
    else XDG_CACHE_HOME, else ~/.cache). Later loads check the folder against its
@@ -69,16 +71,45 @@ def gguf_folder(model: str | Path, *, sha256: str | Path | None = None) -> Path:
         except ModelError as err:
             raise ModelError(f"the cached conversion of {path.name} fails its check ({err}); "
                              f"delete {folder} to convert again") from None
-        return folder
+        if not _stored_without_embedding(folder):
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)  # an older conversion (no input embedding): convert again
     convert(path, folder)
     return folder
+
+
+def _stored_without_embedding(folder: Path) -> bool:
+    """A conversion by catp before 2 December 2026 kept a tied output layer as `lm_head.weight` only: transformers
+    reloads it, but vLLM finds no input embedding. Such a folder is converted again."""
+    try:
+        from safetensors import safe_open
+
+        tied = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("tie_word_embeddings")
+        with safe_open(str(folder / "model.safetensors"), "pt") as f:
+            return bool(tied) and "lm_head.weight" in f.keys()
+    except (OSError, ValueError):
+        return False
+
+
+def _save_tensors(model, target: Path) -> None:
+    """The model's tensors, each once under its first name in the state dict (a tied output layer is
+    the input embedding's tensor, named after it)."""
+    from safetensors.torch import save_file
+
+    tensors, seen = {}, set()
+    for name, tensor in model.state_dict().items():
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape))
+        if key in seen:
+            continue
+        seen.add(key)
+        tensors[name] = tensor.contiguous()
+    save_file(tensors, str(target), metadata={"format": "pt"})
 
 
 def convert(path: Path, folder: Path) -> None:
     """Dequantize `path` into `folder` (written beside it, then renamed: never half there)."""
     try:
         import torch
-        from safetensors.torch import save_model
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise ModelError("a GGUF scorer model needs torch, transformers and safetensors: "
@@ -104,7 +135,7 @@ def convert(path: Path, folder: Path) -> None:
         except (OSError, ValueError, KeyError, RuntimeError, TypeError, NotImplementedError) as err:
             msg = (str(err).strip() or type(err).__name__).splitlines()[0]
             raise ModelError(f"cannot convert GGUF scorer model {path}: {msg}") from None
-        save_model(model, str(work / "model.safetensors"))
+        _save_tensors(model, work / "model.safetensors")
         settings = config.to_dict()
         settings.pop("quantization_config", None)
         settings["architectures"] = [type(model).__name__]

@@ -87,9 +87,15 @@ def test_conversion_keeps_the_gguf_weights_exactly(gemma_gguf: Path, gemma_cache
     assert "quantization_config" not in config and config["model_type"] == "gemma3_text"
     tensor = next(t for t in GGUFReader(str(gemma_gguf)).tensors if t.name == "blk.0.ffn_down.weight")
     want = torch.from_numpy(dequantize(tensor.data, tensor.tensor_type).copy()).float()
+    embedding = next(t for t in GGUFReader(str(gemma_gguf)).tensors if t.name == "token_embd.weight")
     with safe_open(str(folder / "model.safetensors"), "pt") as f:
         got = f.get_tensor("model.layers.0.mlp.down_proj.weight")
+        # the tied output layer is stored once, as the input embedding (what vLLM loads)
+        assert "lm_head.weight" not in f.keys()
+        got_embedding = f.get_tensor("model.embed_tokens.weight")
     assert got.dtype == torch.float32 and torch.equal(got, want.reshape(got.shape))
+    want_embedding = torch.from_numpy(dequantize(embedding.data, embedding.tensor_type).copy()).float()
+    assert torch.equal(got_embedding, want_embedding.reshape(got_embedding.shape))
 
 
 @pytest.mark.slow
@@ -104,6 +110,35 @@ def test_second_load_hits_the_cache(gemma_gguf: Path, gemma_cache: Path, monkeyp
     assert {"model.safetensors", "config.json", "tokenizer.json"} <= listed
     scorer = LMScorer(str(gemma_gguf), device="cpu")
     assert scorer.model_source == str(gemma_gguf)
+
+
+def test_an_older_conversion_without_the_input_embedding_is_converted_again(tmp_path: Path, monkeypatch):
+    """A cache written before 2 Dec 2026 kept a tied output layer as lm_head.weight only (vLLM then finds no
+    embedding). It passes its manifest, so the folder is checked for that and converted again. `convert` is
+    replaced by a recorder here: the real conversion is the slow tests' (minutes)."""
+    from safetensors.torch import save_file
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF stand-in")
+    monkeypatch.setenv("CATP_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "gguf" / sha256_file(gguf)
+    converted = []
+    monkeypatch.setattr(gguf_mod, "convert", lambda path, target: converted.append(target))
+
+    def cache(tensor_name: str, tied: bool) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        save_file({tensor_name: torch.zeros(4, 2)}, str(folder / "model.safetensors"))
+        (folder / "config.json").write_text(json.dumps({"tie_word_embeddings": tied}))
+        (folder / MANIFEST).write_text("".join(f"{sha256_file(folder / n)}  {n}\n"
+                                               for n in ("model.safetensors", "config.json")))
+
+    cache("lm_head.weight", tied=True)
+    assert gguf_folder(gguf) == folder and converted == [folder] and not folder.exists()
+    for name, tied in (("model.embed_tokens.weight", True), ("lm_head.weight", False)):
+        converted.clear()
+        cache(name, tied)
+        assert gguf_folder(gguf) == folder and converted == [] and folder.exists()
 
 
 @pytest.mark.slow
@@ -201,3 +236,29 @@ def test_a_file_that_is_not_gguf_is_one_line(tmp_path: Path, monkeypatch):
     with pytest.raises(ModelError, match=r"^cannot read GGUF scorer model .*model\.gguf: ") as err:
         LMScorer(str(bad), device="cpu")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+def test_the_vllm_server_serves_the_converted_folder_and_agrees_with_lm(gemma_gguf: Path, gemma_cache: Path,
+                                                                         tmp_path: Path):
+    """vLLM does not read GGUF, but it serves catp's conversion (a safetensors folder), and `--scorer vllm`
+    then gives the local scorer's values, Gemma's <bos> included."""
+    from conftest import start_vllm_server, stop_vllm_server
+
+    from catp.scoring.remote import VLLMScorer
+
+    folder = gguf_folder(gemma_gguf)
+    server = start_vllm_server(folder, tmp_path / "server.log", max_model_len=1024, timeout=900)
+    try:
+        remote = VLLMScorer(server, model=str(folder), window=512, overlap=128)
+        local = LMScorer(str(folder), device="cpu", window=512, overlap=128, max_tokens=10**6, engine="hf")
+        assert remote.bos_id == local.bos_id == 2
+        ids = remote.tokenizer.encode((NATURAL + " 甲方应于2024年3月5日前向乙方支付违约金三百万元。") * 12,
+                                      add_special_tokens=False).ids
+        got, want = remote.token_nll(ids), local.token_nll(ids)
+        assert len(ids) > 512 and sum(want[1:]) / (len(ids) - 1) < 3  # a real model, not uniform (12.5)
+        assert max(abs(a - b) for a, b in zip(got[1:], want[1:])) < 5e-3
+    finally:
+        stop_vllm_server(server)
+
