@@ -191,30 +191,27 @@ def settled(vllm_server, timeout: float = 60) -> float:
 
 
 def test_client_disconnect_cancels_a_non_streamed_request(gateway, vllm_server):
-    """The client sends a plain (non-streamed) request and hangs up once the engine is generating: the engine
-    stops within a few steps, not at the 2,000 tokens asked for, and the gateway counts the request as
-    client_disconnected. As in the streamed test, a try where a loaded machine let the tiny model be past half
-    of the tokens when the client went shows nothing and is made again."""
+    """The client sends a plain (non-streamed) request for 2,000 tokens (ignore_eos: only an abort ends it
+    early) and hangs up while the engine generates: vLLM stops short of the 2,000, and the gateway counts the
+    request as client_disconnected. vLLM's token counter lags a loaded engine by up to a whole request, so the
+    client hangs up after a set delay instead, a longer one each try; a try where the request had not reached
+    the engine (0 tokens) or had already ended (2,000) shows nothing and is made again. A gateway that does not
+    cancel always ends at 2,000."""
     asked = 2000
     body = json.dumps({"model": vllm_server.model, "messages": [{"role": "user", "content": "Tell me everything."}],
                        "max_tokens": asked, **LONG}).encode()
     head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{gateway.port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
-    for _ in range(3):
+    totals = []
+    for delay in (0.5, 1.0, 0.25, 2.0, 0.1, 4.0):
         before = generated(vllm_server)
         with socket.create_connection(("127.0.0.1", gateway.port), timeout=30) as sock:
             sock.sendall(head + body)
-            deadline = time.monotonic() + 60
-            while generated(vllm_server) - before < 10:  # the engine is generating this request
-                assert time.monotonic() < deadline, "vLLM never started generating"
-                time.sleep(0.1)
-        at_close = generated(vllm_server) - before
-        total = settled(vllm_server) - before
-        if at_close < asked / 2:
+            time.sleep(delay)
+        totals.append(settled(vllm_server) - before)
+        if 0 < totals[-1] < asked:
             break
-    else:
-        pytest.fail(f"the engine was past half of the tokens when the client went, 3 times (last {at_close:.0f})")
-    assert total - at_close < asked / 4, f"{total - at_close:.0f} tokens generated after the client went"
+    assert 0 < totals[-1] < asked, f"tokens generated per try (delays 0.5-4 s): {totals}"
     metrics = httpx.get(gateway.root + "/metrics", timeout=10).text
     assert re.search(r'catp_serve_requests_total\{outcome="client_disconnected",route="chat"\} [1-9]', metrics)
 
