@@ -70,15 +70,7 @@ def timed(fn, repeat: int, warmup: int = 1, setup=None) -> dict:
         if setup:
             setup()
         fn()
-    cpu, wall = [], []
-    for _ in range(repeat):
-        if setup:
-            setup()
-        c, w = time.process_time(), time.perf_counter()
-        fn()
-        cpu.append(time.process_time() - c)
-        wall.append(time.perf_counter() - w)
-    return summary(cpu, wall)
+    return alternated([fn], repeat, setup)[0]
 
 
 def summary(cpu: list[float], wall: list[float]) -> dict:
