@@ -180,9 +180,9 @@ class VLLMScorer(SelfInformationScorer):
         ids = list(ids)
         out = [math.nan] * len(ids)
         starts = [a for a, _ in needed]
+        lead = len(self._lead)
         for group in self._batches([w.end - w.start for w in windows]):
             prompts = [self._lead + ids[windows[i].start:windows[i].end] for i in group]
-            lead = len(self._lead)
             for i, vals in zip(group, self._prompt_logprobs(prompts)):
                 w = windows[i]
                 for a, b in needed_ranges(needed, starts, w.score_from, w.end):

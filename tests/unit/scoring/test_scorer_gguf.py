@@ -85,9 +85,9 @@ def test_conversion_keeps_the_gguf_weights_exactly(gemma_gguf: Path, gemma_cache
     folder = gguf_folder(gemma_gguf)
     config = json.loads((folder / "config.json").read_text())
     assert "quantization_config" not in config and config["model_type"] == "gemma3_text"
-    tensor = next(t for t in GGUFReader(str(gemma_gguf)).tensors if t.name == "blk.0.ffn_down.weight")
+    tensors = {t.name: t for t in GGUFReader(str(gemma_gguf)).tensors}
+    tensor, embedding = tensors["blk.0.ffn_down.weight"], tensors["token_embd.weight"]
     want = torch.from_numpy(dequantize(tensor.data, tensor.tensor_type).copy()).float()
-    embedding = next(t for t in GGUFReader(str(gemma_gguf)).tensors if t.name == "token_embd.weight")
     with safe_open(str(folder / "model.safetensors"), "pt") as f:
         got = f.get_tensor("model.layers.0.mlp.down_proj.weight")
         # the tied output layer is stored once, as the input embedding (what vLLM loads)
