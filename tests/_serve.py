@@ -4,7 +4,9 @@
 `RecordingProxy` sits between a gateway and the real vLLM server: it passes every request through unchanged
 and keeps the bodies it saw, so a test can check what the gateway forwarded. With `max_model_len=N` it
 rewrites that one figure of /v1/models (a stale or misreporting engine), so that the real server's real
-400-for-length reaches the gateway.
+400-for-length reaches the gateway. With `pace=s` it relays a streamed answer one SSE line at a time, s seconds
+apart, and notes when it sent each data line (`relayed_at`, time.monotonic): the real engine's tokens then
+reach the gateway spread over time, however fast the engine ran.
 """
 
 from __future__ import annotations
@@ -71,21 +73,37 @@ def start_gateway(upstream: str, *args: str, log_path: Path, env: dict | None = 
 class RecordingProxy:
     """A pass-through HTTP proxy on 127.0.0.1 (uvicorn in a thread) that records request bodies by path."""
 
-    def __init__(self, upstream_root: str, *, max_model_len: int | None = None) -> None:
+    def __init__(self, upstream_root: str, *, max_model_len: int | None = None, pace: float = 0) -> None:
         import uvicorn
         from starlette.applications import Starlette
         from starlette.requests import Request
-        from starlette.responses import Response
+        from starlette.responses import Response, StreamingResponse
         from starlette.routing import Route
 
         self.bodies: dict[str, list[bytes]] = {}
         self.statuses: dict[str, list[int]] = {}
         self.max_model_len = max_model_len
+        self.relayed_at: list[float] = []
+
+        async def paced(body: bytes, path: str):
+            async with httpx.AsyncClient(timeout=300, trust_env=False) as client:
+                async with client.stream("POST", upstream_root + path, content=body,
+                                         headers={"content-type": "application/json"}) as resp:
+                    self.statuses.setdefault(path, []).append(resp.status_code)
+                    async for line in resp.aiter_lines():  # SSE: one event a data line (blank lines dropped)
+                        if line.startswith("data:"):
+                            await asyncio.sleep(pace)
+                            yield line + "\n\n"
+                            self.relayed_at.append(time.monotonic())
+                        elif line:
+                            yield line + "\n"
 
         async def forward(request: Request) -> Response:
             body = await request.body()
             path = request.url.path
             self.bodies.setdefault(path, []).append(body)
+            if pace and request.method == "POST" and b'"stream":true' in body.replace(b" ", b""):
+                return StreamingResponse(paced(body, path), media_type="text/event-stream")
             async with httpx.AsyncClient(timeout=300, trust_env=False) as client:
                 resp = await client.request(request.method, upstream_root + path, content=body,
                                             headers={"content-type": request.headers.get("content-type",

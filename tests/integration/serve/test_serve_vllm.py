@@ -129,26 +129,50 @@ def test_completions_long_prompt_is_pruned(gateway, vllm_server):
     assert int(headers["x-catp-prompt-tokens-after"]) + ANSWER_LEN <= vllm_server.max_model_len
 
 
-def test_streaming_passes_chunks_as_they_come(gateway, vllm_server):
-    """A buffering gateway sends the first chunk only once the engine has generated every token. The check is on
-    vLLM's token counter (its gauges lag behind its steps): at the first chunk, some tokens are still to come. On a
-    loaded machine the tiny model can outrun the relay and finish first; such a try shows nothing either way and
-    is made again (a buffering gateway fails all three)."""
-    asked = 1500
-    for _ in range(3):
-        before = generated(vllm_server)
-        stream = sdk(gateway).chat.completions.create(
-            model=vllm_server.model, messages=long_chat(), max_tokens=asked, stream=True, extra_body=LONG)
-        pieces, generated_at_first = [], None
-        for chunk in stream:
-            if chunk.choices and chunk.choices[0].delta.content:
-                if not pieces:
-                    generated_at_first = generated(vllm_server) - before
-                pieces.append(chunk.choices[0].delta.content)
-        assert len(pieces) > asked / 2
-        if generated_at_first < asked:
-            break
-    assert generated_at_first < asked, "the first chunk came only after the engine had generated every token"
+@pytest.fixture(scope="module")
+def paced(vllm_server):
+    p = RecordingProxy(vllm_server.root, pace=0.01)
+    yield p
+    p.close()
+
+
+def test_streaming_passes_chunks_as_they_come(vllm_server, paced, tmp_path):
+    """A buffering gateway sends the first chunk only once the upstream has sent the last. The upstream here is
+    the real engine behind a proxy that relays its 400 tokens 10 ms apart (tests/_serve.py), so the check holds
+    however fast or starved the engine is: the client's first chunk comes before the proxy relays the last."""
+    gw = start_gateway(paced.root, "--workers", "1", "--domain", "legal", log_path=tmp_path / "gateway.log")
+    try:
+        late = first_chunk_after_last_relayed(gw.base, vllm_server.model, paced, long_chat())
+    finally:
+        assert gw.stop() == 0
+    assert late < 0, f"the first chunk came {late:.2f} s after the upstream's last"
+
+
+def test_the_streaming_check_catches_a_buffering_relay(vllm_server, paced):
+    """The check above fails a relay that buffers: here a plain RecordingProxy, which reads the whole answer
+    before it sends any of it (a short chat: nothing prunes on this path)."""
+    buffering = RecordingProxy(paced.root)
+    short = [{"role": "user", "content": "Tell me everything."}]
+    try:
+        assert first_chunk_after_last_relayed(buffering.root + "/v1", vllm_server.model, paced, short) > 0
+    finally:
+        buffering.close()
+
+
+def first_chunk_after_last_relayed(base_url: str, model: str, paced: RecordingProxy, messages: list[dict],
+                                   asked: int = 400) -> float:
+    """Seconds from the paced upstream's last data line to the client's first content chunk (< 0: before)."""
+    client = openai.OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=300)
+    paced.relayed_at.clear()
+    stream = client.chat.completions.create(model=model, messages=messages, max_tokens=asked, stream=True,
+                                            extra_body=LONG)
+    pieces, first_at = [], None
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            first_at = first_at or time.monotonic()
+            pieces.append(chunk.choices[0].delta.content)
+    assert len(pieces) > asked / 2 and len(paced.relayed_at) > asked
+    return first_at - paced.relayed_at[-1]
 
 
 def test_client_disconnect_cancels_the_upstream_request(gateway, vllm_server):
