@@ -160,16 +160,48 @@ class LLMLingua2:
         return out
 
 
+NEAR = 8  # a one-character piece counts only this close after the last match
+
+
 def align_words(original: str, compressed: str) -> list[tuple[int, int]]:
-    """Spans of `original` holding the words of `compressed`, matched left to right."""
+    """Spans of `original` holding the words of `compressed`, matched left to right.
+
+    A word not found whole (a token-level compressor dropped tokens inside it; Chinese, which has no spaces,
+    makes whole clauses one word) is matched piece by piece: the longest prefix found at or after the last
+    match, then the rest. A single character is taken only within NEAR characters, where it is most likely
+    the same one rather than any of its repeats further on."""
     spans, cursor = [], 0
     for word in compressed.split():
         i = original.find(word, cursor)
-        if i < 0:
+        if i >= 0:
+            spans.append((i, i + len(word)))
+            cursor = i + len(word)
             continue
-        spans.append((i, i + len(word)))
-        cursor = i + len(word)
+        j = 0
+        while j < len(word):
+            length = _longest_prefix_found(original, word, j, cursor)
+            if length == 0:
+                j += 1
+                continue
+            i = original.find(word[j:j + length], cursor)
+            if length > 1 or i - cursor <= NEAR:
+                spans.append((i, i + length))
+                cursor = i + length
+            j += length
     return spans
+
+
+def _longest_prefix_found(original: str, word: str, start: int, cursor: int) -> int:
+    """The length of the longest word[start:start + n] that occurs in original at or after cursor (binary
+    search: a prefix of a found piece is found too)."""
+    lo, hi = 0, len(word) - start
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if original.find(word[start:start + mid], cursor) >= 0:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, str]]:

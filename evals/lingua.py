@@ -14,10 +14,16 @@ per-context ratios, original order kept for alignment); it needs a question, so 
 
 Model: CATP_LINGUA_MODEL (a model folder `from_pretrained` reads, or a .gguf that catp converts and
 caches), else the Gemma 3 270M GGUF package when installed. Remote code is never trusted.
+
+CATP_LINGUA_CACHE names a folder that keeps each compressed output (and the seconds it took), keyed by the
+model folder, the text, the rate and the question: a rerun (a new alignment or budget fit, say) then costs
+no model time, and reports the seconds of the run that computed it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import time
@@ -27,6 +33,7 @@ from evals.baselines import align_words
 from evals.methods import Budget, Outcome, render
 
 MODEL_ENV = "CATP_LINGUA_MODEL"
+CACHE_ENV = "CATP_LINGUA_CACHE"
 CHUNK_CHARS = 1500  # paragraphs grouped up to this size: the contexts LLMLingua ranks
 MIN_RATE = 0.01
 INSTALL_HINT = "pip install 'catp[lingua]'"
@@ -180,16 +187,33 @@ class LLMLingua:
         self._memo: dict[tuple[int, float], Outcome] = {}
 
     def _compressor(self):
-        if self.folder is None:
-            self.folder = model_folder()
-        return compressor(self.folder)
+        return compressor(self._folder())
 
     def rate(self, budget: Budget, size) -> float:
         return min(max(budget.limit / max(size.total, 1), MIN_RATE), 1.0)
 
-    def compress(self, text: str, budget: Budget, size, question: str | None) -> str:
-        parts = chunks(text)
+    def compress(self, text: str, budget: Budget, size, question: str | None) -> tuple[str, float]:
+        """The compressed text and the seconds the compressor took (from CATP_LINGUA_CACHE when it holds it)."""
         rate = self.rate(budget, size)
+        cached = _cache_file(self._folder(), text, rate, question)
+        if cached and cached.exists():
+            entry = json.loads(cached.read_text())
+            return entry["compressed"], entry["seconds"]
+        started = time.perf_counter()
+        compressed = self._compress(text, rate, question)
+        seconds = time.perf_counter() - started
+        if cached:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            cached.write_text(json.dumps({"compressed": compressed, "seconds": seconds}, ensure_ascii=False))
+        return compressed, seconds
+
+    def _folder(self) -> Path:
+        if self.folder is None:
+            self.folder = model_folder()
+        return self.folder
+
+    def _compress(self, text: str, rate: float, question: str | None) -> str:
+        parts = chunks(text)
         if question:
             result = self._compressor().compress_prompt(
                 parts, question=question, rate=rate, rank_method="longllmlingua",
@@ -205,10 +229,10 @@ class LLMLingua:
         key = (hash(text), budget.limit)
         if question is None and key in self._memo:  # the plain run, shared with longllmlingua's
             return self._memo[key]
+        compressed, seconds = self.compress(text, budget, size, question)
         started = time.perf_counter()
-        compressed = self.compress(text, budget, size, question)
         out = fit(text, align_words(text, compressed), budget, size)
-        out.seconds = time.perf_counter() - started
+        out.seconds = seconds + time.perf_counter() - started  # the compressor's time plus the alignment's
         out.note = "token-level (not extractive)"
         if question is None:
             self._memo = {key: out}
@@ -231,3 +255,11 @@ class LongLLMLingua(LLMLingua):
             return Outcome(kept=out.kept, text=out.text, seconds=out.seconds,
                            note="no question: plain LLMLingua")
         return super().run(text, budget, size, question=question, **kw)
+
+
+def _cache_file(folder: Path, text: str, rate: float, question: str | None) -> Path | None:
+    root = os.environ.get(CACHE_ENV)
+    if not root:
+        return None
+    key = json.dumps([str(Path(folder).resolve()), CHUNK_CHARS, round(rate, 9), question, text], ensure_ascii=False)
+    return Path(root).expanduser() / (hashlib.sha256(key.encode()).hexdigest() + ".json")

@@ -83,3 +83,30 @@ def test_chunks_cover_the_text_in_order_at_paragraph_ends():
     parts = chunks(CONTRACT, size=300)
     assert "".join(parts) == CONTRACT
     assert len(parts) > 3 and all(p.endswith("\n") for p in parts)
+
+
+@pytest.mark.slow
+def test_the_output_cache_gives_the_same_outcome_without_the_model(tiny_model_dir, monkeypatch, tmp_path):
+    from catp.tokens import load_token_counter
+    from evals.lingua import CACHE_ENV, LLMLingua
+    from evals.methods import Budget
+    from evals.sizing import doc_size
+
+    monkeypatch.setenv(MODEL_ENV, str(tiny_model_dir))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    size = doc_size("tokens", CONTRACT, load_token_counter())
+    budget = Budget("tokens", size.total // 4)
+    first = LLMLingua().run(CONTRACT, budget, size)
+    (entry,) = (tmp_path / "cache").glob("*.json")
+
+    def no_model(*_):
+        raise AssertionError("the model ran although the cache held the output")
+
+    monkeypatch.setattr(LLMLingua, "_compress", no_model)
+    again = LLMLingua().run(CONTRACT, budget, size)
+    assert (again.kept, again.text) == (first.kept, first.text)
+    import json
+
+    assert again.seconds >= json.loads(entry.read_text())["seconds"] > 0  # the compressor's, from the cache
+    with pytest.raises(AssertionError, match="the model ran"):
+        LLMLingua().run(CONTRACT, Budget("tokens", size.total // 3), size)  # another rate is another entry
