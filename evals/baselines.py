@@ -179,11 +179,10 @@ def align_words(original: str, compressed: str) -> list[tuple[int, int]]:
             continue
         j = 0
         while j < len(word):
-            length = _longest_prefix_found(original, word, j, cursor)
+            length, i = _longest_prefix_found(original, word, j, cursor)
             if length == 0:
                 j += 1
                 continue
-            i = original.find(word[j:j + length], cursor)
             if length > 1 or i - cursor <= NEAR:
                 spans.append((i, i + length))
                 cursor = i + length
@@ -191,17 +190,18 @@ def align_words(original: str, compressed: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _longest_prefix_found(original: str, word: str, start: int, cursor: int) -> int:
-    """The length of the longest word[start:start + n] that occurs in original at or after cursor (binary
-    search: a prefix of a found piece is found too)."""
-    lo, hi = 0, len(word) - start
+def _longest_prefix_found(original: str, word: str, start: int, cursor: int) -> tuple[int, int]:
+    """(n, where) for the longest word[start:start + n] that occurs in original at or after cursor, first at
+    `where`; (0, -1) when none does (binary search: a prefix of a found piece is found too)."""
+    lo, hi, where = 0, len(word) - start, -1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if original.find(word[start:start + mid], cursor) >= 0:
-            lo = mid
+        found = original.find(word[start:start + mid], cursor)
+        if found >= 0:
+            lo, where = mid, found
         else:
             hi = mid - 1
-    return lo
+    return lo, where
 
 
 def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, str]]:

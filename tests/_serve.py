@@ -102,7 +102,7 @@ class RecordingProxy:
             body = await request.body()
             path = request.url.path
             self.bodies.setdefault(path, []).append(body)
-            if pace and request.method == "POST" and b'"stream":true' in body.replace(b" ", b""):
+            if pace and request.method == "POST" and _asks_to_stream(body):
                 return StreamingResponse(paced(body, path), media_type="text/event-stream")
             async with httpx.AsyncClient(timeout=300, trust_env=False) as client:
                 resp = await client.request(request.method, upstream_root + path, content=body,
@@ -135,6 +135,15 @@ class RecordingProxy:
     def close(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
+
+
+def _asks_to_stream(body: bytes) -> bool:
+    import json
+
+    try:
+        return json.loads(body).get("stream") is True
+    except (ValueError, AttributeError):
+        return False
 
 
 def run_async(coro):

@@ -4,6 +4,8 @@ Worker, so the token counts checked are the ones the eval reports."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("llmlingua")
@@ -105,8 +107,6 @@ def test_the_output_cache_gives_the_same_outcome_without_the_model(tiny_model_di
     monkeypatch.setattr(LLMLingua, "_compress", no_model)
     again = LLMLingua().run(CONTRACT, budget, size)
     assert (again.kept, again.text) == (first.kept, first.text)
-    import json
-
     assert again.seconds >= json.loads(entry.read_text())["seconds"] > 0  # the compressor's, from the cache
     with pytest.raises(AssertionError, match="the model ran"):
         LLMLingua().run(CONTRACT, Budget("tokens", size.total // 3), size)  # another rate is another entry

@@ -65,7 +65,7 @@ def long_model(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def long_server(vllm_server, long_model, tmp_path_factory):
+def long_server(vllm_server, long_model, tmp_path_factory):  # vllm_server: its skip (CATP_SKIP_VLLM) applies here
     server = start_vllm_server(long_model, tmp_path_factory.mktemp("vllm-long") / "server.log", max_model_len=LONG_LEN)
     yield server
     stop_vllm_server(server)
@@ -352,8 +352,8 @@ def test_full_queue_answers_429_and_health_stays_fast(proxied, vllm_server):
 
 @pytest.mark.slow
 def test_server_killed_mid_stream_then_down(vllm_server_factory, long_model, tmp_path):
-    """A model that streams for 30,000 tokens, so that the engine is still at it when it is killed after the
-    first chunk (stop 28's CI: with 1,900 tokens a loaded engine had finished before the kill)."""
+    """A model that streams for 32,668 tokens, so that the engine is still at it when it is killed after the
+    first chunk (stop 29's fresh-clone CI: with 1,900 tokens a loaded engine had finished before the kill)."""
     server = vllm_server_factory(long_model, max_model_len=LONG_LEN)
     gw = start_gateway(server.root, "--workers", "1", "--connect-timeout", "2", log_path=tmp_path / "gw.log")
     try:
