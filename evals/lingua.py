@@ -34,6 +34,7 @@ from evals.methods import Budget, Outcome, render
 
 MODEL_ENV = "CATP_LINGUA_MODEL"
 CACHE_ENV = "CATP_LINGUA_CACHE"
+DEVICE_ENV = "CATP_LINGUA_DEVICE"  # cpu (default) or cuda; float32 on either
 CHUNK_CHARS = 1500  # paragraphs grouped up to this size: the contexts LLMLingua ranks
 MIN_RATE = 0.01
 INSTALL_HINT = "pip install 'catp[lingua]'"
@@ -88,8 +89,8 @@ def compressor(folder: Path):
 
 
 def _offline_compressor(model_name: str):
-    """PromptCompressor(model_name, device_map="cpu") with two changes: trust_remote_code off (LLMLingua
-    turns it on unless told), and no tiktoken. PromptCompressor.__init__ loads tiktoken's GPT-3.5
+    """PromptCompressor(model_name, device_map=CATP_LINGUA_DEVICE or "cpu", float32) with two changes:
+    trust_remote_code off (LLMLingua turns it on unless told), and no tiktoken. PromptCompressor.__init__ loads tiktoken's GPT-3.5
     encoding, which it downloads and uses only to report GPT token savings; here those counts are
     the model's own tokens. The attributes below are llmlingua 0.2.2's __init__ (pinned in the extra)."""
     from llmlingua import PromptCompressor
@@ -104,7 +105,10 @@ def _offline_compressor(model_name: str):
             self.cache_bos_num = 10
             self.prefix_bos_num = 100
             self.oai_tokenizer = _ModelTokens(self)
-            self.load_model(model_name, "cpu", {"trust_remote_code": False})
+            import torch
+
+            device = os.environ.get(DEVICE_ENV) or "cpu"
+            self.load_model(model_name, device, {"trust_remote_code": False, "torch_dtype": torch.float32})
 
         def get_ppl(self, text, granularity="sentence", input_ids=None, attention_mask=None, past_key_values=None,
                     return_kv=False, end=None, condition_mode="none", condition_pos_id=0):
@@ -117,7 +121,8 @@ def _offline_compressor(model_name: str):
 
             if input_ids is None:
                 tokenized = self.tokenizer(text, return_tensors="pt")
-                input_ids, attention_mask = tokenized["input_ids"], tokenized["attention_mask"]
+                input_ids = tokenized["input_ids"].to(self.device)
+                attention_mask = tokenized["attention_mask"].to(self.device)
             past_length = past_key_values[0][0].shape[2] if past_key_values is not None else 0
             end = input_ids.shape[1] if end is None else end
             end = min(end, past_length + self.max_position_embeddings)
