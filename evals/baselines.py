@@ -7,6 +7,7 @@ import random
 import re
 import time
 
+from evals.align import align_output
 from evals.methods import Budget, Outcome, render
 
 SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?。！？]+|\n+|$)")
@@ -122,7 +123,7 @@ def _fit(text, out: Outcome, budget: Budget, size, shrink) -> Outcome:
 
 class LLMLingua2:
     """LLMLingua-2 (token classification) via the `llmlingua` package. Its output drops
-    words, so kept spans are found by aligning its words to the input in order."""
+    words, so kept spans are found by aligning its output to the input in order (evals/align.py)."""
 
     name = "llmlingua2"
     MODEL = "microsoft/llmlingua-2-xlm-roberta-large-meetingbank"
@@ -154,54 +155,10 @@ class LLMLingua2:
         started = time.perf_counter()
         rate = min(max(budget.limit / max(size.total, 1), 0.01), 1.0)
         compressed = self._compressor.compress_prompt(text, rate=rate)["compressed_prompt"]
-        spans = align_words(text, compressed)
+        spans = align_output(text, compressed)
         out = _fit(text, render(text, spans, separator=" "), budget, size, shrink=lambda s: s[:-1])
         out.seconds = time.perf_counter() - started
         return out
-
-
-NEAR = 8  # a one-character piece counts only this close after the last match
-
-
-def align_words(original: str, compressed: str) -> list[tuple[int, int]]:
-    """Spans of `original` holding the words of `compressed`, matched left to right.
-
-    A word not found whole (a token-level compressor dropped tokens inside it; Chinese, which has no spaces,
-    makes whole clauses one word) is matched piece by piece: the longest prefix found at or after the last
-    match, then the rest. A single character is taken only within NEAR characters, where it is most likely
-    the same one rather than any of its repeats further on."""
-    spans, cursor = [], 0
-    for word in compressed.split():
-        i = original.find(word, cursor)
-        if i >= 0:
-            spans.append((i, i + len(word)))
-            cursor = i + len(word)
-            continue
-        j = 0
-        while j < len(word):
-            length, i = _longest_prefix_found(original, word, j, cursor)
-            if length == 0:
-                j += 1
-                continue
-            if length > 1 or i - cursor <= NEAR:
-                spans.append((i, i + length))
-                cursor = i + length
-            j += length
-    return spans
-
-
-def _longest_prefix_found(original: str, word: str, start: int, cursor: int) -> tuple[int, int]:
-    """(n, where) for the longest word[start:start + n] that occurs in original at or after cursor, first at
-    `where`; (0, -1) when none does (binary search: a prefix of a found piece is found too)."""
-    lo, hi, where = 0, len(word) - start, -1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        found = original.find(word[start:start + mid], cursor)
-        if found >= 0:
-            lo, where = mid, found
-        else:
-            hi = mid - 1
-    return lo, where
 
 
 def build_baselines(names: list[str], seed: int = 0) -> tuple[list, dict[str, str]]:

@@ -3,7 +3,7 @@ run with a local causal LM: by default catp's own cached conversion of Gemma 3 2
 `--scorer lm` uses), so that catp and its peers are measured with the same small model.
 
 Both are token-level, not extractive: the compressor drops tokens inside sentences. The output
-is aligned back to input offsets word by word (as `llmlingua2` is), trimmed from the end until it
+is aligned back to input offsets (evals/align.py, as `llmlingua2` is), trimmed from the end until it
 fits the budget in the eval's tokenizer, and scored by the same measures as catp.
 
 The document is given to the compressor as a list of chunks (paragraphs grouped up to
@@ -29,7 +29,7 @@ import re
 import time
 from pathlib import Path
 
-from evals.baselines import align_words
+from evals.align import align_output
 from evals.methods import Budget, Outcome, render
 
 MODEL_ENV = "CATP_LINGUA_MODEL"
@@ -173,12 +173,31 @@ def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
 
 
 def fit(text: str, spans: list[tuple[int, int]], budget: Budget, size) -> Outcome:
-    """Render the kept words; drop spans from the end until the eval's size of the output fits."""
+    """Render the kept text, cut at the end to the longest start of it whose size fits the budget."""
     out = render(text, spans, separator=" ")
-    while out.kept and size.of(out.text) > budget.limit:
-        drop = max(len(out.kept) // 50, 1)
-        out = render(text, out.kept[:-drop], separator=" ")
-    return out
+    if size.of(out.text) <= budget.limit:
+        return out
+    merged = out.kept
+    ends = [(n, end) for n, (start, stop) in enumerate(merged) for end in range(start + 1, stop + 1)
+            if end == stop or text[end].isspace() or not _in_word(text[end - 1])]  # not inside a word
+
+    def cut(k: int) -> Outcome:
+        n, end = ends[k]
+        return render(text, [*merged[:n], (merged[n][0], end)], separator=" ")
+
+    lo, hi = -1, len(ends) - 1  # cut(lo) fits (-1: nothing does); cut(hi + 1) does not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if size.of(cut(mid).text) <= budget.limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo) if lo >= 0 else render(text, [], separator=" ")
+
+
+def _in_word(ch: str) -> bool:
+    """A Latin letter or digit: a cut after it may split a word (a cut after a CJK character does not)."""
+    return ch.isascii() and ch.isalnum()
 
 
 class LLMLingua:
@@ -236,7 +255,7 @@ class LLMLingua:
             return self._memo[key]
         compressed, seconds = self.compress(text, budget, size, question)
         started = time.perf_counter()
-        out = fit(text, align_words(text, compressed), budget, size)
+        out = fit(text, align_output(text, compressed), budget, size)
         out.seconds = seconds + time.perf_counter() - started  # the compressor's time plus the alignment's
         out.note = "token-level (not extractive)"
         if question is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.baselines import (HeadTruncation, LLMLingua2, MiddleOut, RandomSentences, align_words,
+from evals.baselines import (HeadTruncation, LLMLingua2, MiddleOut, RandomSentences,
                              build_baselines, sentences)
 from evals.methods import Budget
 from evals.sizing import CharSize, TokenSize, nonws_count
@@ -71,24 +71,6 @@ def test_token_budget_is_never_exceeded_with_the_real_tokenizer():
             assert counter.count(out.text) <= limit, (method.name, limit)
         head = HeadTruncation().run(text, Budget("tokens", limit), size).text
         assert counter.count(head) >= limit - 2  # and it is not needlessly short
-
-
-def test_llmlingua_words_are_aligned_back_to_input_offsets():
-    original = "The fee is  $5,000 per year, payable monthly."
-    spans = align_words(original, "fee $5,000 monthly.")
-    assert [original[s:e] for s, e in spans] == ["fee", "$5,000", "monthly."]
-    assert align_words(original, "xyz qqq") == []
-
-
-def test_llmlingua_output_without_spaces_is_aligned_piece_by_piece():
-    """Chinese has no spaces: a compressed clause is one 'word' that is not in the input whole, since tokens
-    inside it were dropped. Its pieces are found in order; a lone character far ahead is not taken."""
-    original = "甲方应于2024年3月1日前支付服务费人民币伍万元整，逾期按日万分之五支付违约金。"
-    compressed = "甲方2024年3月1日前支付服务费伍万元，逾期支付违约金"
-    pieces = [original[s:e] for s, e in align_words(original, compressed)]
-    assert pieces == ["甲方", "2024年3月1日前支付服务费", "伍万元", "，逾期", "支付违约金"]
-    assert "".join(pieces) == compressed
-    assert align_words("甲乙丙丁戊己庚辛壬癸子丑寅卯", "甲卯") == [(0, 1)]  # 卯 is 13 characters on
 
 
 def test_llmlingua2_skips_with_a_reason_when_unavailable():
