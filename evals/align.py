@@ -12,11 +12,15 @@ chain of candidates increasing in both texts is kept (as patience diff does with
 candidate out of order with its neighbours is dropped. Between two anchors, the output is matched piece by
 piece inside the input between them: the longest prefix found, then the rest; a single character only
 within NEAR characters of the last match.
+
+`fit` then renders the aligned spans within the budget, cut at the end.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+
+from evals.methods import Budget, Outcome, render
 
 ANCHOR = 6  # characters of an output gram that must occur once in the input to anchor the alignment
 NEAR = 8  # a one-character piece counts only this close after the last match
@@ -35,6 +39,34 @@ def align_output(original: str, compressed: str) -> list[tuple[int, int]]:
             pieces.append((src_at, length))
         done_out, done_src = out_at + length, src_at + length
     return [(source_at[start], source_at[start + length - 1] + 1) for start, length in pieces]
+
+
+def fit(text: str, spans: list[tuple[int, int]], budget: Budget, size) -> Outcome:
+    """Render the kept text, cut at the end to the longest start of it whose size fits the budget."""
+    out = render(text, spans, separator=" ")
+    if size.of(out.text) <= budget.limit:
+        return out
+    merged = out.kept
+    ends = [(n, end) for n, (start, stop) in enumerate(merged) for end in range(start + 1, stop + 1)
+            if end == stop or text[end].isspace() or not _in_word(text[end - 1])]  # not inside a word
+
+    def cut(k: int) -> Outcome:
+        n, end = ends[k]
+        return render(text, [*merged[:n], (merged[n][0], end)], separator=" ")
+
+    lo, hi = -1, len(ends) - 1  # cut(lo) fits (-1: nothing does); cut(hi + 1) does not
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if size.of(cut(mid).text) <= budget.limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo) if lo >= 0 else render(text, [], separator=" ")
+
+
+def _in_word(ch: str) -> bool:
+    """A Latin letter or digit: a cut after it may split a word (a cut after a CJK character does not)."""
+    return ch.isascii() and ch.isalnum()
 
 
 def _compact(text: str) -> tuple[str, list[int]]:

@@ -7,7 +7,7 @@ import random
 import re
 import time
 
-from evals.align import align_output
+from evals.align import align_output, fit
 from evals.methods import Budget, Outcome, render
 
 SENTENCE = re.compile(r"[^.!?。！？\n]*(?:[.!?。！？]+|\n+|$)")
@@ -155,8 +155,7 @@ class LLMLingua2:
         started = time.perf_counter()
         rate = min(max(budget.limit / max(size.total, 1), 0.01), 1.0)
         compressed = self._compressor.compress_prompt(text, rate=rate)["compressed_prompt"]
-        spans = align_output(text, compressed)
-        out = _fit(text, render(text, spans, separator=" "), budget, size, shrink=lambda s: s[:-1])
+        out = fit(text, align_output(text, compressed), budget, size)
         out.seconds = time.perf_counter() - started
         return out
 

@@ -29,8 +29,8 @@ import re
 import time
 from pathlib import Path
 
-from evals.align import align_output
-from evals.methods import Budget, Outcome, render
+from evals.align import align_output, fit
+from evals.methods import Budget, Outcome
 
 MODEL_ENV = "CATP_LINGUA_MODEL"
 CACHE_ENV = "CATP_LINGUA_CACHE"
@@ -170,34 +170,6 @@ def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
     if current:
         out.append(current)
     return out
-
-
-def fit(text: str, spans: list[tuple[int, int]], budget: Budget, size) -> Outcome:
-    """Render the kept text, cut at the end to the longest start of it whose size fits the budget."""
-    out = render(text, spans, separator=" ")
-    if size.of(out.text) <= budget.limit:
-        return out
-    merged = out.kept
-    ends = [(n, end) for n, (start, stop) in enumerate(merged) for end in range(start + 1, stop + 1)
-            if end == stop or text[end].isspace() or not _in_word(text[end - 1])]  # not inside a word
-
-    def cut(k: int) -> Outcome:
-        n, end = ends[k]
-        return render(text, [*merged[:n], (merged[n][0], end)], separator=" ")
-
-    lo, hi = -1, len(ends) - 1  # cut(lo) fits (-1: nothing does); cut(hi + 1) does not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if size.of(cut(mid).text) <= budget.limit:
-            lo = mid
-        else:
-            hi = mid - 1
-    return cut(lo) if lo >= 0 else render(text, [], separator=" ")
-
-
-def _in_word(ch: str) -> bool:
-    """A Latin letter or digit: a cut after it may split a word (a cut after a CJK character does not)."""
-    return ch.isascii() and ch.isalnum()
 
 
 class LLMLingua:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evals.align import align_output
+from evals.align import align_output, fit
+from evals.methods import Budget
+from evals.sizing import CharSize
 
 
 def test_words_are_aligned_back_to_input_offsets():
@@ -71,3 +73,18 @@ def test_spans_are_ordered_in_bounds_and_hold_only_output_text(words, keep):
     assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:]))
     matched = iter("".join(compressed.split()))
     assert all(ch in matched for s, e in spans for ch in original[s:e] if not ch.isspace())
+
+
+def test_fit_cuts_the_output_to_the_budget_and_fills_it():
+    """Too long an output is cut at the end, inside its last span if need be: between words, or after any
+    CJK character; as far as the budget allows, and no further."""
+    english = "The royalty is five percent of net sales, paid each quarter in arrears."
+    chinese = "甲方应于二零二四年三月一日前支付服务费人民币伍万元整，逾期按日支付违约金。"
+    for text, spans, next_piece in [(english, [(0, len(english))], lambda rest: rest.split()[0]),
+                                    (chinese, [(0, 10), (12, len(chinese))], lambda rest: rest[0])]:
+        size = CharSize(text)
+        for limit in range(3, 30):
+            out = fit(text, spans, Budget("chars", limit), size)
+            assert 0 < size.of(out.text) <= limit
+            rest = text[out.kept[-1][1]:].lstrip()
+            assert size.of(out.text + next_piece(rest)) > limit

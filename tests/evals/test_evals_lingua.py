@@ -10,9 +10,7 @@ import pytest
 
 pytest.importorskip("llmlingua")
 
-from evals.lingua import MODEL_ENV, chunks, fit  # noqa: E402
-from evals.methods import Budget  # noqa: E402
-from evals.sizing import CharSize  # noqa: E402
+from evals.lingua import MODEL_ENV, chunks  # noqa: E402
 
 CONTRACT = (
     "MASTER SERVICES AGREEMENT\n\n"
@@ -112,18 +110,3 @@ def test_the_output_cache_gives_the_same_outcome_without_the_model(tiny_model_di
     assert again.seconds >= json.loads(entry.read_text())["seconds"] > 0  # the compressor's, from the cache
     with pytest.raises(AssertionError, match="the model ran"):
         LLMLingua().run(CONTRACT, Budget("tokens", size.total // 3), size)  # another rate is another entry
-
-
-def test_fit_cuts_the_output_to_the_budget_and_fills_it():
-    """Too long an output is cut at the end, inside its last span if need be: between words, or after any
-    CJK character; as far as the budget allows, and no further."""
-    english = "The royalty is five percent of net sales, paid each quarter in arrears."
-    chinese = "甲方应于二零二四年三月一日前支付服务费人民币伍万元整，逾期按日支付违约金。"
-    for text, spans, next_piece in [(english, [(0, len(english))], lambda rest: rest.split()[0]),
-                                    (chinese, [(0, 10), (12, len(chinese))], lambda rest: rest[0])]:
-        size = CharSize(text)
-        for limit in range(3, 30):
-            out = fit(text, spans, Budget("chars", limit), size)
-            assert 0 < size.of(out.text) <= limit
-            rest = text[out.kept[-1][1]:].lstrip()
-            assert size.of(out.text + next_piece(rest)) > limit
