@@ -54,7 +54,7 @@ def fit(text: str, spans: list[tuple[int, int]], budget: Budget, size) -> Outcom
         n, end = ends[k]
         return render(text, [*merged[:n], (merged[n][0], end)], separator=" ")
 
-    lo, hi = -1, len(ends) - 1  # cut(lo) fits (-1: nothing does); cut(hi + 1) does not
+    lo, hi = -1, len(ends) - 1  # the last cut that fits is in [lo, hi] (-1: none; the last cut is the whole)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if size.of(cut(mid).text) <= budget.limit:
