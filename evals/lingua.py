@@ -90,9 +90,10 @@ def compressor(folder: Path):
 
 def _offline_compressor(model_name: str):
     """PromptCompressor(model_name, device_map=CATP_LINGUA_DEVICE or "cpu", float32) with two changes:
-    trust_remote_code off (LLMLingua turns it on unless told), and no tiktoken. PromptCompressor.__init__ loads tiktoken's GPT-3.5
-    encoding, which it downloads and uses only to report GPT token savings; here those counts are
-    the model's own tokens. The attributes below are llmlingua 0.2.2's __init__ (pinned in the extra)."""
+    trust_remote_code off (LLMLingua turns it on unless told), and no tiktoken. PromptCompressor.__init__
+    loads tiktoken's GPT-3.5 encoding, which it downloads and uses only to report GPT token savings; here
+    those counts are the model's own tokens. The attributes below are llmlingua 0.2.2's __init__ (pinned
+    in the extra)."""
     from llmlingua import PromptCompressor
 
     class OfflinePromptCompressor(PromptCompressor):

@@ -12,6 +12,7 @@ reach the gateway spread over time, however fast the engine ran.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -138,8 +139,6 @@ class RecordingProxy:
 
 
 def _asks_to_stream(body: bytes) -> bool:
-    import json
-
     try:
         return json.loads(body).get("stream") is True
     except (ValueError, AttributeError):
