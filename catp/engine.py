@@ -35,6 +35,7 @@ from catp.segment.clauses import clause_units
 from catp.select import Selection, drop_bare_runs, question_first, runs
 from catp.select import select as select_units
 from catp.select.coverage import find_key_sections
+from catp.select.keep import select_by_probability
 
 if TYPE_CHECKING:
     from catp.pipeline import Pruner
@@ -141,6 +142,8 @@ def select(parts: Pruner, call: Call) -> None:
     policy = parts.policy(doc.domain, doc.lang)
     if call.question:
         call.selection = question_first(doc, doc.budget, parts.gap_tokens, parts.question_share, policy)
+    elif getattr(parts.scorer, "values", False):  # the keep-model: its probability is a unit's value
+        call.selection = select_by_probability(doc, doc.budget, parts.gap_tokens, policy, parts.scorer.power)
     else:
         call.selection = select_units(doc, doc.budget, parts.gap_tokens, policy)
     call.kept = call.selection.kept
@@ -176,7 +179,8 @@ def render(parts: Pruner, call: Call) -> None:
         spans = [KeptSpan(start=0, end=len(doc.text), reasons=["within budget"])]
         text = doc.text
     else:
-        spans = kept_spans(doc, kept)
+        chose = getattr(parts.scorer, "reason", None) if not call.question else None  # the keep-model's words
+        spans = kept_spans(doc, kept, chose)
         text = extract_text(doc, spans, parts.gap_marker)
     dropped, per_category = protected_report(doc, spans)
     warnings = list(doc.warnings)

@@ -11,6 +11,7 @@ SCORERS: dict[str, str] = {
     "lexical": "catp.scoring.lexical:LexicalScorer",
     "lm": "catp.scoring.lm:LMScorer",
     "vllm": "catp.scoring.remote:VLLMScorer",
+    "keep": "catp.scoring.keep:KeepScorer",
 }
 
 

@@ -24,7 +24,7 @@ def select(doc: Document, budget: int, gap_tokens: int, policy: SelectionPolicy 
 
 
 def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Selection,
-                  policy: SelectionPolicy = DEFAULT_POLICY) -> None:
+                  policy: SelectionPolicy = DEFAULT_POLICY, make=make_density) -> None:
     """Lazy greedy: a unit's score counts only for terms not yet kept (novelty), so the extract
     covers more distinct content. Values only fall as units are taken, which makes lazy
     re-evaluation exact (the standard greedy for submodular coverage). A unit's cost is its
@@ -33,7 +33,8 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
     charges a whole marker per run; Taker counts what a run really costs, see run_heads.)
     value = facts (rules) + information_weight x fresh information (scorer) + boost. A unit whose text
     (whitespace-normalised) is already kept adds no facts: a page footer's date or a repeated heading
-    counts once (the figures: docs/journal/2026-11-evals-rounds.md)."""
+    counts once (the figures: docs/journal/2026-11-evals-rounds.md). `make` builds the density, as make_density
+    does (catp.select.keep gives the keep-model's)."""
     kept = selection.kept
     n = len(kept)
     terms = doc.columns.term_sets or None  # each unit's terms as a set (index_terms fills them with unit_terms)
@@ -43,7 +44,7 @@ def fill_by_value(doc: Document, budget: int, gap_tokens: int, selection: Select
             covered |= terms[i]
     texts = said_texts(doc)
     said = {texts[i] for i, k in enumerate(kept) if k}  # the texts kept: their facts count once
-    density = make_density(doc, policy, gap_tokens, covered, kept, texts, said)
+    density = make(doc, policy, gap_tokens, covered, kept, texts, said)
     taker = Taker(doc, budget, gap_tokens, selection)
     deleted = doc.columns.deleted
     units = [i for i in range(n) if not deleted[i] and not kept[i]]

@@ -39,6 +39,7 @@ def test_wheel_carries_every_package_and_the_data(wheel):
     assert not [n for n in names if n.startswith("catp/_rules/") and not n.endswith(".yaml")]  # build tools stay out
     assert "catp/segment/segmentation.yaml" in names
     assert "catp/py.typed" in names
+    assert {"catp/models/keep/keep.json", "catp/models/keep/keep.npz"} <= names  # the keep-model ships
     assert any(n.endswith("licenses/LICENSE") for n in names)
 
 
@@ -63,10 +64,12 @@ def test_installed_wheel_prunes_with_its_own_rules(installed, tmp_path):
         "text = open(sys.argv[1], encoding='utf-8').read()\n"
         "r = catp.prune(text, domain='legal', ratio=1/6)\n"
         "auto = catp.prune(text, ratio=1/6)\n"
+        "k = catp.Pruner(domain='legal', scorer='keep').prune(text, ratio=1/6)\n"
         "print(json.dumps({'module': catp.__file__, 'rules': str(builtin_rules_dir()),\n"
         "                  'out': r.stats.output_tokens, 'in': r.stats.input_tokens, 'kept': len(r.kept),\n"
         "                  'reasons': sorted({x for s in r.kept for x in s.reasons}),\n"
-        "                  'auto': auto.stats.domain, 'same': auto.text == r.text}))\n"
+        "                  'auto': auto.stats.domain, 'same': auto.text == r.text,\n"
+        "                  'keep': k.kept[0].reasons[0], 'keep_out': k.stats.output_tokens}))\n"
     )
     contract = tmp_path / "contract_en.txt"  # a copy: nothing of the repo is read
     contract.write_bytes((ROOT / "examples" / "contract_en.txt").read_bytes())
@@ -82,6 +85,7 @@ def test_installed_wheel_prunes_with_its_own_rules(installed, tmp_path):
     assert 0 < got["out"] <= got["in"] // 6 + 1 and got["kept"] > 0
     assert any(reason.startswith("legal.") for reason in got["reasons"])  # the legal domain's own rules ran
     assert got["auto"] == "legal" and got["same"]
+    assert got["keep"].startswith("keep-model p=") and 0 < got["keep_out"] <= got["in"] // 6 + 1  # from the wheel
 
 
 def installed_catp(target: Path, tmp_path: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
