@@ -94,7 +94,7 @@ def alternated(fns: list, rounds: int, setup=None) -> list[dict]:
 
 
 def bench_speed(cases: list[tuple[str, str]], repeat: int, log, warm_cache: bool = False,
-                repeat_1m: int = 3) -> list[dict]:
+                repeat_1m: int = 3, scorer: str = "lexical") -> list[dict]:
     from catp.pipeline import Pruner
     from catp.tokens import load_token_counter
 
@@ -105,7 +105,7 @@ def bench_speed(cases: list[tuple[str, str]], repeat: int, log, warm_cache: bool
         text = corpora.build(kind, SIZES[size])
         domain = corpora.DOMAIN[kind]
         if domain not in pruners:
-            pruners[domain] = Pruner(domain=domain)
+            pruners[domain] = Pruner(domain=domain, scorer=scorer)
             pruners[domain].prune(corpora.build("cuad", 4 * K), ratio="1/6")  # load rules, taggers
             pruners[domain].prune(corpora.build("zh", 4 * K), ratio="1/6")
         pruner = pruners[domain]
@@ -281,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write all figures here")
     ap.add_argument("--warm-tokenizer-cache", action="store_true",
                     help="keep the tokenizer's word cache between timed runs (rounds 1-9 measured so)")
+    ap.add_argument("--scorer", default="lexical", help="the speed section's scorer: lexical or keep (the keep-model)")
     args = ap.parse_args(argv)
     repeat = args.repeat or (3 if args.quick else 5)
     sections = set(args.only.split(","))
@@ -302,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     if "speed" in sections:
         log("[bold]speed[/] (median; CPU time is the figure to trust on a loaded machine)")
         results["speed"] = bench_speed(cases, repeat, log, warm_cache=args.warm_tokenizer_cache,
-                                       repeat_1m=args.repeat_1m)
+                                       repeat_1m=args.repeat_1m, scorer=args.scorer)
+        results["scorer"] = args.scorer
         results["tokenizer_word_cache"] = "warm" if args.warm_tokenizer_cache else "emptied before each timed run"
     if "memory" in sections:
         log("[bold]memory[/] (fresh process each)")

@@ -158,6 +158,7 @@ class Document:
     input_tokens: int = 0
     started: float = 0.0  # perf_counter() when pruning began
     scores: dict[int, float] = field(default_factory=dict)  # unit index -> score, from the scorer
+    probabilities: list[float] | None = None  # a keep-model's P(an expert keeps it) per unit, when it chose them
     decisions: list[Decision] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # the analysis' warnings, then this call's
 

@@ -142,8 +142,13 @@ def select(parts: Pruner, call: Call) -> None:
     policy = parts.policy(doc.domain, doc.lang)
     if call.question:
         call.selection = question_first(doc, doc.budget, parts.gap_tokens, parts.question_share, policy)
-    elif getattr(parts.scorer, "values", False):  # the keep-model: its probability is a unit's value
+    elif getattr(parts.scorer, "mode", None) == "value":  # the keep-model: P ** power is a unit's value
+        doc.probabilities = [doc.scores.get(i, 0.0) for i in range(len(doc.units))]
         call.selection = select_by_probability(doc, doc.budget, parts.gap_tokens, policy, parts.scorer.power)
+    elif getattr(parts.scorer, "mode", None) == "mix":  # the rules' ranking, each unit's density times P ** power
+        doc.probabilities = parts.scorer.probabilities(doc).tolist()
+        factor = [p ** parts.scorer.power for p in doc.probabilities]
+        call.selection = select_units(doc, doc.budget, parts.gap_tokens, policy, factor)
     else:
         call.selection = select_units(doc, doc.budget, parts.gap_tokens, policy)
     call.kept = call.selection.kept
@@ -179,7 +184,8 @@ def render(parts: Pruner, call: Call) -> None:
         spans = [KeptSpan(start=0, end=len(doc.text), reasons=["within budget"])]
         text = doc.text
     else:
-        chose = getattr(parts.scorer, "reason", None) if not call.question else None  # the keep-model's words
+        p = doc.probabilities
+        chose = None if p is None else lambda first, last: parts.scorer.reason(max(p[first : last + 1]))
         spans = kept_spans(doc, kept, chose)
         text = extract_text(doc, spans, parts.gap_marker)
     dropped, per_category = protected_report(doc, spans)

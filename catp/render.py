@@ -13,14 +13,13 @@ from catp.result import DroppedProtected, KeptSpan, PruneResult
 from catp.select import FACT_CATEGORIES, runs
 
 
-def kept_spans(doc: Document, kept: list[bool], chose: Callable[[float], str] | None = None) -> list[KeptSpan]:
+def kept_spans(doc: Document, kept: list[bool], chose: Callable[[int, int], str] | None = None) -> list[KeptSpan]:
     """The runs of kept units, each with its units' rule ids ("score" for a unit no rule protects). Where a
-    model chose the units (`chose`: the scorer's reason, e.g. 'keep-model p=0.93'), its word on the run's best
-    unit comes first."""
+    model chose the units, `chose(first, last)` gives its word on the run (e.g. 'keep-model p=0.93'), first."""
     out = []
-    rules, score = doc.columns.rules, doc.scores.get
+    rules = doc.columns.rules
     for first, last in runs(kept):
-        reasons: list[str] = [] if chose is None else [chose(max(score(i, 0.0) for i in range(first, last + 1)))]
+        reasons: list[str] = [] if chose is None else [chose(first, last)]
         for i in range(first, last + 1):
             for rule_id in rules[i] or ["score"]:
                 if rule_id not in reasons:

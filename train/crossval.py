@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ratio", default="1/6")
     parser.add_argument("--no-prune", action="store_true", help="unit AUC only")
     parser.add_argument("--power", type=float, action="append", help="selection power (repeatable)")
+    parser.add_argument("--mode", default="value", choices=("value", "mix"), help="selection mode (catp.scoring.keep)")
     args = parser.parse_args(argv)
     from catp.scoring.keep import KeepModel
     from train.keep_model import save
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 write_checklist(checklist, held, texts)
                 for power in powers:
                     folder = Path(scratch) / f"{corpus}-{power}"
-                    save(folder, tables, named, vocabulary, {"selection": {"power": power}})
+                    save(folder, tables, named, vocabulary, {"selection": {"mode": args.mode, "power": power}})
                     if power == powers[0]:
                         model = KeepModel.load(folder)
                         ys.extend(e.y for e in held)
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"c={c}: unit AUC {auc(np.concatenate(ys), np.concatenate(ps)):.3f} (left-out corpora pooled)")
         for power, (k, n) in kept.items():
             if n:
-                print(f"c={c} power={power}: facts kept at {args.ratio} {k / n:.3f}")
+                print(f"c={c} {args.mode} power={power}: facts kept at {args.ratio} {k / n:.3f}")
     return 0
 
 

@@ -77,8 +77,9 @@ def unit_auc(checklist: Path, model: str) -> dict[str, dict[str, float]]:
             cell[0].append(y)
             cell[1].append(keep.probabilities(analysed))
             cell[2].append(np.array(lexical))
-    return {source: {"keep": auc(np.concatenate(y), np.concatenate(k)), "lexical": auc(np.concatenate(y), np.concatenate(l))}
-            for source, (y, k, l) in pooled.items()}
+    return {source: {"keep": auc(np.concatenate(y), np.concatenate(k)),
+                     "lexical": auc(np.concatenate(y), np.concatenate(lex))}
+            for source, (y, k, lex) in pooled.items()}
 
 
 def merge(into: dict, more: dict) -> dict:

@@ -11,11 +11,12 @@ from catp.config import DEFAULTS
 
 
 def scorer_option():
-    return typer.Option(DEFAULTS.scorer, "--scorer", help="lexical, lm, vllm or auto.")
+    return typer.Option(DEFAULTS.scorer, "--scorer", help="lexical, keep (the keep-model), lm, vllm or auto.")
 
 
 def scorer_model_option():
-    return typer.Option(None, "--scorer-model", help="LM scorer model: HF id or folder.")
+    return typer.Option(None, "--scorer-model",
+                        help="LM scorer model: HF id or folder (--scorer keep: a keep-model folder).")
 
 
 def scorer_url_option():

@@ -97,11 +97,16 @@ class KeepScorer:
 
     name = "keep"
     cheap = True
-    values = True  # its scores are the units' values (catp.select.keep), not one term of them
+    values = True  # its scores are the units' values (catp.select.keep), not one term of them ("value" mode)
 
     def __init__(self, model: KeepModel | None = None) -> None:
         self.model = model or load_keep_model()
-        self.power = float(self.model.card.get("selection", {}).get("power", 1.0))  # catp.select.keep
+        selection = self.model.card.get("selection", {})
+        self.power = float(selection.get("power", 1.0))  # catp.select.keep
+        # "value": P ** power is a unit's whole value; "mix": the rules' ranking (lexical scores, facts, priors),
+        # each unit's density times P ** power
+        self.mode = selection.get("mode", "value")
+        self.values = self.mode == "value"
 
     @classmethod
     def from_options(cls, model: str | None = None, **others) -> KeepScorer:
@@ -115,7 +120,7 @@ class KeepScorer:
 
     def score(self, doc: Document, candidates: Sequence[int], *, question: str | None = None,
               budget_tokens: int | None = None) -> dict[int, float]:
-        if question:
+        if question or not self.values:
             from catp.scoring.lexical import LexicalScorer
 
             return LexicalScorer().score(doc, candidates, question=question)

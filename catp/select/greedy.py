@@ -9,17 +9,19 @@ from catp.document import Document
 from catp.select.policy import SelectionPolicy
 from catp.select.budget import Selection, Taker
 from catp.select.coverage import cover
-from catp.select.ranking import make_density, said_texts, unit_density
+from catp.select.ranking import make_density, said_texts, unit_density, weighted
 from catp.select.value import DEFAULT_POLICY
 
 
-def select(doc: Document, budget: int, gap_tokens: int, policy: SelectionPolicy = DEFAULT_POLICY) -> Selection:
+def select(doc: Document, budget: int, gap_tokens: int, policy: SelectionPolicy = DEFAULT_POLICY,
+           factor: list[float] | None = None) -> Selection:
     """The units to keep within `budget` tokens: the key sections covered first (coverage.cover, when the
-    policy sets coverage_share), then fill_by_value."""
+    policy sets coverage_share), then fill_by_value, its densities times `factor` when given."""
     selection = Selection([False] * len(doc.units))
     if policy.coverage_share and doc.key_sections:
         cover(doc, budget, gap_tokens, selection, policy, unit_density(doc, gap_tokens, policy))
-    fill_by_value(doc, budget, gap_tokens, selection, policy)
+    make = make_density if factor is None else weighted(make_density, factor)
+    fill_by_value(doc, budget, gap_tokens, selection, policy, make=make)
     return selection
 
 

@@ -107,3 +107,23 @@ def make_density(doc: Document, policy: SelectionPolicy, gap_tokens: int, covere
 
     density.keys, density.took = keys, took
     return density
+
+
+def weighted(make, factor):
+    """A density maker like `make` whose densities are multiplied by factor[i] (the keep-model's probability to
+    a power, when it mixes with the rules' ranking: catp.select.keep)."""
+
+    def make_weighted(*args):
+        inner = make(*args)
+
+        def density(i: int) -> float:
+            return inner(i) * factor[i]
+
+        def keys(units: list[int]) -> list[tuple[float, int]] | None:
+            found = inner.keys(units)
+            return None if found is None else [(d * factor[i], i) for d, i in found]
+
+        density.keys, density.took = keys, inner.took
+        return density
+
+    return make_weighted
