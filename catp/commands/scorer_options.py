@@ -11,7 +11,8 @@ from catp.config import DEFAULTS
 
 
 def scorer_option():
-    return typer.Option(DEFAULTS.scorer, "--scorer", help="lexical, keep (the keep-model), lm, vllm or auto.")
+    return typer.Option(DEFAULTS.scorer, "--scorer",
+                        help="lexical, keep (the keep-model), keep-lm (its GPU tier), lm, vllm or auto.")
 
 
 def scorer_model_option():

@@ -12,6 +12,7 @@ SCORERS: dict[str, str] = {
     "lm": "catp.scoring.lm:LMScorer",
     "vllm": "catp.scoring.remote:VLLMScorer",
     "keep": "catp.scoring.keep:KeepScorer",
+    "keep-lm": "catp.scoring.keep_lm:KeepLMScorer",
 }
 
 
