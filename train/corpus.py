@@ -10,9 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
-from evals.loaders.checklist import FACT_KINDS
+from evals.loaders.checklist import Fact
 
 TRAIN_DIR = Path(__file__).resolve().parent
 LABELS_DIR = TRAIN_DIR / "labels"
@@ -38,18 +38,10 @@ class Source(BaseModel, extra="forbid"):
     key: str  # the document's key in the extractor's output
 
 
-class KeepFact(BaseModel, extra="forbid"):
-    quote: str = Field(min_length=1)
-    kind: str
-    tier: Literal["must", "should"]
-    why: str = Field(min_length=1)
+class KeepFact(Fact, extra="forbid"):
+    """A checklist fact (quote, kind from FACT_KINDS, why) with the expert's tier."""
 
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, kind: str) -> str:
-        if kind not in FACT_KINDS:
-            raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(sorted(FACT_KINDS))}")
-        return kind
+    tier: Literal["must", "should"]
 
 
 class LabelRecord(BaseModel, extra="forbid"):
