@@ -10,6 +10,7 @@ the text, then gathers and cumulative sums.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,8 +49,6 @@ class KeepModel:
             raise ModelError(f"{card_path} is not a keep-model card (format {card.get('format')!r})")
         if hashlib.sha256(data).hexdigest() != card.get("weights_sha256"):
             raise ModelError(f"{weights_path}: sha256 differs from its card's weights_sha256; refusing to load it")
-        import io
-
         with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
             tables = arrays["tables"].astype(np.float32)
             weights = arrays["named"].astype(np.float64)
@@ -91,13 +90,13 @@ def load_keep_model(path: str | Path | None = None) -> KeepModel:
 
 
 class KeepScorer:
-    """Scores each live unit with the keep-model's probability, which select takes as the unit's whole value
-    (`values = True`). With a question it ranks as the lexical scorer does (question-aware selection is
-    unchanged)."""
+    """Scores each live unit with the keep-model's probability. In the card's "value" mode (the shipped one)
+    select takes it as the unit's whole value (catp.select.keep); in "mix" mode the scores are the lexical ones
+    and select weighs the rules' ranking by it. With a question it ranks as the lexical scorer does
+    (question-aware selection is unchanged)."""
 
     name = "keep"
     cheap = True
-    values = True  # its scores are the units' values (catp.select.keep), not one term of them ("value" mode)
 
     def __init__(self, model: KeepModel | None = None) -> None:
         self.model = model or load_keep_model()
@@ -106,7 +105,6 @@ class KeepScorer:
         # "value": P ** power is a unit's whole value; "mix": the rules' ranking (lexical scores, facts, priors),
         # each unit's density times P ** power
         self.mode = selection.get("mode", "value")
-        self.values = self.mode == "value"
 
     @classmethod
     def from_options(cls, model: str | None = None, **others) -> KeepScorer:
@@ -120,7 +118,7 @@ class KeepScorer:
 
     def score(self, doc: Document, candidates: Sequence[int], *, question: str | None = None,
               budget_tokens: int | None = None) -> dict[int, float]:
-        if question or not self.values:
+        if question or self.mode != "value":
             from catp.scoring.lexical import LexicalScorer
 
             return LexicalScorer().score(doc, candidates, question=question)

@@ -5,6 +5,8 @@ not at all, and the budget and the text's order hold."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from catp.document import Document
 from catp.select.budget import Selection
 from catp.select.greedy import fill_by_value
@@ -15,11 +17,7 @@ def select_by_probability(doc: Document, budget: int, gap_tokens: int, policy: S
                           power: float = 1.0) -> Selection:
     """The units to keep within `budget`, by the scorer's probabilities (doc.scores) to `power` per token."""
     selection = Selection([False] * len(doc.units))
-
-    def make(*args):
-        return probability_density(*args, power=power)
-
-    fill_by_value(doc, budget, gap_tokens, selection, policy, make=make)
+    fill_by_value(doc, budget, gap_tokens, selection, policy, make=partial(probability_density, power=power))
     return selection
 
 
